@@ -1,0 +1,75 @@
+#include "core/histogram.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace rig {
+
+namespace {
+int bucket_count_for_range() {
+  int64_t smallest_untrackable = histogram::sub_bucket_count;
+  int buckets = 1;
+  while (smallest_untrackable <= histogram::highest_ns) {
+    smallest_untrackable <<= 1;
+    ++buckets;
+  }
+  return buckets;
+}
+}  // namespace
+
+int histogram::counts_length() {
+  static const int length = (bucket_count_for_range() + 1) << sub_bucket_half_magnitude;
+  return length;
+}
+
+int64_t histogram::lowest_equivalent(int index) {
+  int bucket = (index >> sub_bucket_half_magnitude) - 1;
+  int64_t sub = (index & ((1 << sub_bucket_half_magnitude) - 1)) + sub_bucket_count / 2;
+  if (bucket < 0) {
+    sub -= sub_bucket_count / 2;
+    bucket = 0;
+  }
+  return sub << bucket;
+}
+
+int64_t histogram::highest_equivalent(int index) {
+  const int64_t low = lowest_equivalent(index);
+  const int bucket = 64 - std::countl_zero(uint64_t(low) | uint64_t(sub_bucket_count - 1)) -
+                     (sub_bucket_half_magnitude + 1);
+  return low + (int64_t(1) << bucket) - 1;
+}
+
+histogram::histogram() : counts_(size_t(counts_length()), 0) {}
+
+void histogram::merge(const histogram& other) {
+  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
+  total_ += other.total_;
+  underflows_ += other.underflows_;
+  overflows_ += other.overflows_;
+  sum_ += other.sum_;
+  min_ = std::min(min_, other.min_);
+  max_ = std::max(max_, other.max_);
+}
+
+void histogram::reset() {
+  std::fill(counts_.begin(), counts_.end(), 0);
+  total_ = underflows_ = overflows_ = 0;
+  sum_ = 0;
+  min_ = INT64_MAX;
+  max_ = 0;
+}
+
+int64_t histogram::percentile(double p) const {
+  if (total_ == 0) return 0;
+  p = std::clamp(p, 0.0, 100.0);
+  uint64_t rank = uint64_t(std::ceil(p / 100.0 * double(total_)));
+  rank = std::clamp<uint64_t>(rank, 1, total_);
+  uint64_t seen = 0;
+  for (size_t i = 0; i < counts_.size(); ++i) {
+    seen += counts_[i];
+    if (seen >= rank) return std::clamp(highest_equivalent(int(i)), min_, max_);
+  }
+  return max_;
+}
+
+}  // namespace rig

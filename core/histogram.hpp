@@ -1,0 +1,67 @@
+#pragma once
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+namespace rig {
+
+// Log-linear latency histogram (HdrHistogram layout): 3 significant digits over
+// 1 us .. 1 h, values in nanoseconds. Recording is a clamp, a clz and an increment.
+// Values outside the range are clamped to it and counted, never dropped.
+class histogram {
+ public:
+  static constexpr int64_t lowest_ns = 1'000;                 // 1 us
+  static constexpr int64_t highest_ns = 3'600'000'000'000;    // 1 h
+
+  histogram();
+
+  void record(int64_t ns) {
+    if (ns < lowest_ns) [[unlikely]] {
+      ns = lowest_ns;
+      ++underflows_;
+    } else if (ns > highest_ns) [[unlikely]] {
+      ns = highest_ns;
+      ++overflows_;
+    }
+    ++counts_[index_of(ns)];
+    ++total_;
+    sum_ += ns;
+    if (ns < min_) min_ = ns;
+    if (ns > max_) max_ = ns;
+  }
+
+  void merge(const histogram& other);
+  void reset();
+
+  uint64_t count() const { return total_; }
+  uint64_t underflows() const { return underflows_; }
+  uint64_t overflows() const { return overflows_; }
+  int64_t min() const { return total_ ? min_ : 0; }
+  int64_t max() const { return total_ ? max_ : 0; }
+  double mean() const { return total_ ? double(sum_) / double(total_) : 0.0; }
+
+  // Value at percentile p (0..100): the highest value equivalent to the recorded value of
+  // rank ceil(p/100 * count), so it never under-reports; clamped to the exact max.
+  int64_t percentile(double p) const;
+
+  // Bucket geometry, exposed for tests and the interval-log writer.
+  static constexpr int sub_bucket_half_magnitude = 10;        // 1024: 3 significant digits
+  static constexpr int64_t sub_bucket_count = 2048;
+  static int index_of(int64_t v) {
+    const int bucket = 64 - std::countl_zero(uint64_t(v) | uint64_t(sub_bucket_count - 1)) -
+                       (sub_bucket_half_magnitude + 1);
+    const int64_t sub = v >> bucket;
+    return int(((bucket + 1) << sub_bucket_half_magnitude) + (sub - (sub_bucket_count / 2)));
+  }
+  static int64_t lowest_equivalent(int index);
+  static int64_t highest_equivalent(int index);
+  static int counts_length();
+
+ private:
+  std::vector<uint64_t> counts_;
+  uint64_t total_ = 0, underflows_ = 0, overflows_ = 0;
+  int64_t sum_ = 0;  // ns; overflows only after ~292 years of summed latency
+  int64_t min_ = INT64_MAX, max_ = 0;
+};
+
+}  // namespace rig

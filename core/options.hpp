@@ -1,0 +1,95 @@
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <toml++/toml.h>
+#include <variant>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace rig {
+
+// One declaration per key drives TOML binding, validation, `rig list` and defaults
+// (fio's option tables).
+enum class opt_type { boolean, integer, real, string, strings, duration, size, op_rate, byte_rate, percent };
+
+struct option_spec {
+  std::string_view name;
+  opt_type type;
+  std::string_view default_text;  // empty: no default (the key is optional unless required)
+  std::string_view help;
+  double min = -std::numeric_limits<double>::infinity();  // in base units: ns, bytes, 1/s, fraction
+  double max = std::numeric_limits<double>::infinity();
+  std::vector<std::string_view> allowed = {};
+  bool required = false;
+};
+
+using option_table = std::vector<option_spec>;
+
+std::string_view type_name(opt_type t);    // "duration", "size", ...
+std::string_view unit_hint(opt_type t);    // "e.g. \"250ms\""
+std::string describe_range(const option_spec& s);  // "1 .. 100000", "" when unbounded
+
+class option_values {
+ public:
+  using value = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
+
+  bool has(std::string_view name) const { return entries_.find(name) != entries_.end(); }
+  bool is_set(std::string_view name) const;  // given in the input, not defaulted
+  bool boolean(std::string_view name) const { return std::get<bool>(at(name).v); }
+  int64_t integer(std::string_view name) const { return std::get<int64_t>(at(name).v); }
+  int64_t duration_ns(std::string_view name) const { return std::get<int64_t>(at(name).v); }
+  uint64_t bytes(std::string_view name) const { return uint64_t(std::get<int64_t>(at(name).v)); }
+  double real(std::string_view name) const { return std::get<double>(at(name).v); }
+  double per_second(std::string_view name) const { return std::get<double>(at(name).v); }
+  double fraction(std::string_view name) const { return std::get<double>(at(name).v); }
+  const std::string& str(std::string_view name) const { return std::get<std::string>(at(name).v); }
+  const std::vector<std::string>& strings(std::string_view name) const {
+    return std::get<std::vector<std::string>>(at(name).v);
+  }
+  const std::string& text(std::string_view name) const { return at(name).text; }  // as written
+  source_pos where(std::string_view name) const { return at(name).where; }
+
+  void set(std::string name, value v, std::string text, source_pos where, bool given);
+  std::vector<std::string> given_keys() const;  // keys written by the user, in name order
+  nlohmann::json to_json() const;                // every key, unit-bearing values as written
+
+ private:
+  struct entry {
+    value v;
+    std::string text;
+    source_pos where;
+    bool given = false;
+  };
+  const entry& at(std::string_view name) const;
+  std::map<std::string, entry, std::less<>> entries_;
+};
+
+// Where the input came from, for error positions. `overrides` maps a dotted key path to
+// the command-line text that set it ("--set workloads.rr.rate=1000/s").
+struct bind_context {
+  std::string file;
+  std::string section;  // as the user sees it: "[workloads.rr]"
+  std::string path;     // dotted path of the table: "workloads.rr"
+  const std::map<std::string, std::string>* overrides = nullptr;
+  source_pos table_pos;  // for missing-key errors
+
+  source_pos locate(std::string_view key, const toml::source_region& region) const;
+};
+
+// Binds a TOML table against a table of options. Every problem goes to `diags`; keys in
+// `envelope` (e.g. "kind") belong to the caller and are skipped.
+option_values bind_options(const option_table& table, const toml::table& input, const bind_context& ctx,
+                           diagnostics& diags, const std::vector<std::string_view>& envelope = {"kind"});
+
+// Parses key=value pairs (values as TOML, else as strings) into a table, for --set.
+toml::table table_from_assignments(const std::vector<std::string>& assignments, diagnostics& diags,
+                                   std::map<std::string, std::string>& origins);
+// Parses one "value" the way --set does: a TOML value, or a bare string.
+toml::node_view<toml::node> parse_assigned_value(std::string_view text, toml::table& holder);
+
+}  // namespace rig

@@ -1,0 +1,92 @@
+#include "core/proc.hpp"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "core/clock.hpp"
+
+namespace rig {
+
+namespace {
+
+bool read_status_counters(const std::string& path, uint64_t* rss, uint64_t& vol, uint64_t& invol) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long long v = 0;
+    if (rss && std::sscanf(line.c_str(), "VmRSS: %llu kB", &v) == 1) *rss = v * 1024;
+    else if (std::sscanf(line.c_str(), "voluntary_ctxt_switches: %llu", &v) == 1) vol += v;
+    else if (std::sscanf(line.c_str(), "nonvoluntary_ctxt_switches: %llu", &v) == 1) invol += v;
+  }
+  return true;
+}
+
+int count_entries(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return 0;
+  int n = 0;
+  while (dirent* e = readdir(d))
+    if (e->d_name[0] != '.') ++n;
+  closedir(d);
+  return n;
+}
+
+}  // namespace
+
+std::optional<proc_sample> read_proc(pid_t pid) {
+  static const double ticks = double(sysconf(_SC_CLK_TCK));
+  const std::string base = "/proc/" + std::to_string(pid);
+  proc_sample s;
+  s.t_ns = mono_ns();
+  {
+    std::ifstream in(base + "/stat");
+    if (!in) return std::nullopt;
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // The command name may hold spaces and parentheses: fields start after the last ')'.
+    const auto close = all.rfind(')');
+    if (close == std::string::npos) return std::nullopt;
+    char state = 0;
+    unsigned long long utime = 0, stime = 0;
+    long threads = 0;
+    // Fields 3.. : state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+    //              cutime cstime priority nice num_threads
+    if (std::sscanf(all.c_str() + close + 1,
+                    " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %ld", &state,
+                    &utime, &stime, &threads) != 4)
+      return std::nullopt;
+    if (state == 'Z' || state == 'X') return std::nullopt;
+    s.cpu_user_s = double(utime) / ticks;
+    s.cpu_sys_s = double(stime) / ticks;
+    s.threads = int(threads);
+  }
+  uint64_t vol = 0, invol = 0;
+  read_status_counters(base + "/status", &s.rss_bytes, vol, invol);
+  // /proc/PID/status counts the main thread only; sum the live threads instead.
+  vol = invol = 0;
+  if (DIR* d = opendir((base + "/task").c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      read_status_counters(base + "/task/" + e->d_name + "/status", nullptr, vol, invol);
+    }
+    closedir(d);
+  }
+  s.voluntary_ctx = vol;
+  s.involuntary_ctx = invol;
+  s.fds = count_entries(base + "/fd");
+  return s;
+}
+
+double cpu_pct_between(const proc_sample& a, const proc_sample& b) {
+  const double dt = double(b.t_ns - a.t_ns) / 1e9;
+  if (dt <= 0) return 0;
+  const double cpu = (b.cpu_user_s + b.cpu_sys_s) - (a.cpu_user_s + a.cpu_sys_s);
+  return cpu < 0 ? 0 : 100.0 * cpu / dt;
+}
+
+}  // namespace rig

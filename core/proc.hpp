@@ -1,0 +1,25 @@
+#pragma once
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+
+namespace rig {
+
+// One reading of a process from /proc: cumulative CPU, memory and scheduling counters.
+struct proc_sample {
+  int64_t t_ns = 0;
+  double cpu_user_s = 0, cpu_sys_s = 0;  // cumulative
+  uint64_t rss_bytes = 0;
+  int threads = 0;
+  int fds = 0;
+  uint64_t voluntary_ctx = 0, involuntary_ctx = 0;  // summed over live threads
+};
+
+// nullopt when the process is gone.
+std::optional<proc_sample> read_proc(pid_t pid);
+
+// CPU busy percentage between two readings (100 = one core).
+double cpu_pct_between(const proc_sample& a, const proc_sample& b);
+
+}  // namespace rig

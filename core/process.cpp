@@ -1,0 +1,148 @@
+#include "core/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+
+namespace rig {
+
+child_process child_process::spawn(const spawn_options& opts) {
+  if (opts.argv.empty()) throw std::invalid_argument("spawn: empty argv");
+  std::vector<char*> argv;
+  for (const auto& a : opts.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  int out_pipe[2] = {-1, -1};
+  if (opts.capture_stdout) throw_system_error_on(::pipe2(out_pipe, O_CLOEXEC) != 0, "pipe");
+  int err_fd = -1;
+  if (!opts.stderr_path.empty()) {
+    err_fd = ::open(opts.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    throw_system_error_on(err_fd < 0, "open " + opts.stderr_path);
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) throw_system_error("fork");
+  if (pid == 0) {
+    // Only async-signal-safe calls until exec.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (opts.own_process_group) setpgid(0, 0);
+    if (opts.parent_death_signal) {
+      prctl(PR_SET_PDEATHSIG, opts.parent_death_signal);
+      if (getppid() != parent) _exit(127);
+    }
+    if (out_pipe[1] >= 0) dup2(out_pipe[1], STDOUT_FILENO);
+    if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  child_process c;
+  c.pid_ = pid;
+  if (out_pipe[1] >= 0) {
+    ::close(out_pipe[1]);
+    c.out_.reset(out_pipe[0]);
+  }
+  if (err_fd >= 0) ::close(err_fd);
+  return c;
+}
+
+child_process::child_process(child_process&& o) noexcept { *this = std::move(o); }
+
+child_process& child_process::operator=(child_process&& o) noexcept {
+  if (this != &o) {
+    stop();
+    pid_ = std::exchange(o.pid_, -1);
+    reaped_ = std::exchange(o.reaped_, false);
+    status_ = o.status_;
+    out_ = std::move(o.out_);
+    buffered_ = std::move(o.buffered_);
+  }
+  return *this;
+}
+
+std::optional<std::string> child_process::read_line(int timeout_ms) {
+  const int64_t deadline = mono_ns() + int64_t(timeout_ms) * ns_per_ms;
+  for (;;) {
+    if (auto nl = buffered_.find('\n'); nl != std::string::npos) {
+      std::string line = buffered_.substr(0, nl);
+      buffered_.erase(0, nl + 1);
+      return line;
+    }
+    if (!out_) return std::nullopt;
+    const int64_t left_ms = (deadline - mono_ns()) / ns_per_ms;
+    if (left_ms <= 0) return std::nullopt;
+    pollfd p{out_.get(), POLLIN, 0};
+    const int r = ::poll(&p, 1, int(std::min<int64_t>(left_ms, INT_MAX)));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return std::nullopt;
+    char buf[512];
+    const ssize_t n = ::read(out_.get(), buf, sizeof buf);
+    if (n <= 0) {
+      out_.reset();
+      return std::nullopt;
+    }
+    buffered_.append(buf, size_t(n));
+  }
+}
+
+bool child_process::running() {
+  if (pid_ <= 0 || reaped_) return false;
+  const pid_t r = ::waitpid(pid_, &status_, WNOHANG);
+  if (r == pid_) reaped_ = true;
+  return !reaped_;
+}
+
+void child_process::stop(int grace_ms) noexcept {
+  if (pid_ <= 0 || !running()) return;
+  ::kill(pid_, SIGTERM);
+  if (wait(grace_ms)) return;
+  ::kill(pid_, SIGKILL);
+  if (::waitpid(pid_, &status_, 0) == pid_) reaped_ = true;
+}
+
+std::string child_process::exit_description() const {
+  if (pid_ <= 0) return "not started";
+  if (!reaped_) return "running";
+  if (WIFEXITED(status_)) return "exited with status " + std::to_string(WEXITSTATUS(status_));
+  if (WIFSIGNALED(status_))
+    return "killed by signal " + std::to_string(WTERMSIG(status_)) + " (" + strsignal(WTERMSIG(status_)) + ")";
+  return "stopped";
+}
+
+std::optional<int> child_process::exit_signal() const {
+  if (reaped_ && WIFSIGNALED(status_)) return WTERMSIG(status_);
+  return std::nullopt;
+}
+
+std::optional<int> child_process::exit_code() const {
+  if (reaped_ && WIFEXITED(status_)) return WEXITSTATUS(status_);
+  return std::nullopt;
+}
+
+bool child_process::wait(int timeout_ms) {
+  const int64_t deadline = mono_ns() + int64_t(timeout_ms) * ns_per_ms;
+  while (running()) {
+    if (mono_ns() >= deadline) return false;
+    ::usleep(5000);
+  }
+  return true;
+}
+
+std::string self_exe() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  throw_system_error_on(n < 0, "readlink /proc/self/exe");
+  return std::string(buf, size_t(n));
+}
+
+}  // namespace rig

@@ -1,0 +1,55 @@
+#pragma once
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/fd.hpp"
+
+namespace rig {
+
+struct spawn_options {
+  std::vector<std::string> argv;
+  bool capture_stdout = false;   // read it with read_line()
+  std::string stderr_path;       // empty: inherit
+  bool own_process_group = true; // a terminal's Ctrl-C reaches the rig only; it stops the child
+  int parent_death_signal = 15;  // the child dies with the rig (SIGTERM)
+};
+
+// A child process the rig started. Destruction stops it (SIGTERM, then SIGKILL).
+class child_process {
+ public:
+  static child_process spawn(const spawn_options& opts);
+
+  child_process() = default;
+  child_process(child_process&&) noexcept;
+  child_process& operator=(child_process&&) noexcept;
+  ~child_process() { stop(); }
+
+  pid_t pid() const { return pid_; }
+  // Next line of the child's stdout within the timeout; nullopt on timeout or EOF.
+  std::optional<std::string> read_line(int timeout_ms);
+  // False once the child has exited (it is reaped and its status kept).
+  bool running();
+  // SIGTERM, wait up to grace_ms, then SIGKILL. Idempotent.
+  void stop(int grace_ms = 2000) noexcept;
+  // "exited with status 0", "killed by signal 9 (Killed)", or "running".
+  std::string exit_description() const;
+  std::optional<int> exit_signal() const;
+  std::optional<int> exit_code() const;  // set once it exited normally
+  // Waits up to timeout_ms for the child to exit; false if it is still running.
+  bool wait(int timeout_ms);
+
+ private:
+  pid_t pid_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
+  unique_fd out_;
+  std::string buffered_;
+};
+
+// The path of the running executable (/proc/self/exe).
+std::string self_exe();
+
+}  // namespace rig

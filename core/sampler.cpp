@@ -1,0 +1,57 @@
+#include "core/sampler.hpp"
+
+#include <unistd.h>
+
+#include "core/clock.hpp"
+
+namespace rig {
+
+sampler::sampler(std::optional<pid_t> target, counter_source counters, int64_t interval_ns)
+    : target_(target), counters_(std::move(counters)), interval_ns_(interval_ns) {}
+
+sampler::~sampler() { stop(); }
+
+void sampler::start() {
+  thread_ = std::thread([this] {
+    std::unique_lock lk(mu_);
+    while (!stopping_) {
+      lk.unlock();
+      sample_now();
+      lk.lock();
+      cv_.wait_for(lk, std::chrono::nanoseconds(interval_ns_), [&] { return stopping_; });
+    }
+  });
+}
+
+void sampler::stop() {
+  {
+    std::lock_guard lk(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+resource_sample sampler::sample_now() {
+  resource_sample s;
+  s.t_ns = mono_ns();
+  if (target_) s.target = read_proc(*target_);
+  s.self = read_proc(::getpid());
+  if (counters_ && (!target_ || s.target)) {
+    try {
+      s.counters = counters_();
+    } catch (...) {
+      // The target stopped answering; its absence shows as missing counters.
+    }
+  }
+  std::lock_guard lk(mu_);
+  samples_.push_back(s);
+  return s;
+}
+
+std::vector<resource_sample> sampler::samples() const {
+  std::lock_guard lk(mu_);
+  return samples_;
+}
+
+}  // namespace rig

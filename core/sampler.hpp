@@ -1,0 +1,47 @@
+#pragma once
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/proc.hpp"
+
+namespace rig {
+
+struct resource_sample {
+  int64_t t_ns = 0;
+  std::optional<proc_sample> target;  // nullopt: no target process, or it is gone
+  std::optional<proc_sample> self;    // the rig itself, so its overhead is visible
+  std::map<std::string, int64_t> counters;  // the target's own (live workers, queue depth, ...)
+};
+
+// Reads the target process and the rig from /proc at an interval, plus on demand at
+// phase boundaries so per-phase deltas are exact.
+class sampler {
+ public:
+  using counter_source = std::function<std::map<std::string, int64_t>()>;
+  sampler(std::optional<pid_t> target, counter_source counters, int64_t interval_ns);
+  ~sampler();
+  void start();
+  void stop();
+  resource_sample sample_now();
+  std::vector<resource_sample> samples() const;
+
+ private:
+  std::optional<pid_t> target_;
+  counter_source counters_;
+  int64_t interval_ns_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::vector<resource_sample> samples_;
+  std::thread thread_;
+};
+
+}  // namespace rig

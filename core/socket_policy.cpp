@@ -1,0 +1,53 @@
+#include "core/socket_policy.hpp"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace rig {
+
+std::string socket_policy::str() const {
+  std::string s;
+  auto add = [&](const std::string& part) { s += (s.empty() ? "" : " ") + part; };
+  if (nodelay) add(fmt::format("TCP_NODELAY={}", *nodelay ? 1 : 0));
+  if (send_buffer) add(fmt::format("SO_SNDBUF={}", *send_buffer));
+  if (receive_buffer) add(fmt::format("SO_RCVBUF={}", *receive_buffer));
+  return s;
+}
+
+bool apply_socket_policy(int fd, const socket_policy& p) {
+  bool ok = true;
+  if (p.nodelay) {
+    int v = *p.nodelay ? 1 : 0;
+    ok &= ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &v, sizeof v) == 0;
+  }
+  if (p.send_buffer) {
+    int v = *p.send_buffer;
+    ok &= ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof v) == 0;
+  }
+  if (p.receive_buffer) {
+    int v = *p.receive_buffer;
+    ok &= ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof v) == 0;
+  }
+  return ok;
+}
+
+bool socket_matches(int fd, const socket_policy& p) {
+  auto read = [fd](int level, int name, int& out) {
+    socklen_t len = sizeof out;
+    return ::getsockopt(fd, level, name, &out, &len) == 0;
+  };
+  int v = 0;
+  if (p.nodelay && (!read(IPPROTO_TCP, TCP_NODELAY, v) || (v != 0) != *p.nodelay)) return false;
+  // The kernel doubles SO_*BUF and enforces a floor, so "matches" means at most twice the ask.
+  if (p.send_buffer && (!read(SOL_SOCKET, SO_SNDBUF, v) || v > 2 * std::max(*p.send_buffer, 2304))) return false;
+  if (p.receive_buffer && (!read(SOL_SOCKET, SO_RCVBUF, v) || v > 2 * std::max(*p.receive_buffer, 1152)))
+    return false;
+  return true;
+}
+
+}  // namespace rig

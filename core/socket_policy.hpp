@@ -1,0 +1,38 @@
+#pragma once
+#include <optional>
+#include <string>
+
+namespace rig {
+
+// Socket options an injector forces on a set of sockets (the rig's own, the target's).
+struct socket_policy {
+  std::optional<bool> nodelay;
+  std::optional<int> send_buffer;     // bytes, SO_SNDBUF
+  std::optional<int> receive_buffer;  // bytes, SO_RCVBUF
+  std::string str() const;
+};
+
+// Outcome of applying or reading back a policy: how many sockets were reached and how
+// many read back with the asked-for values.
+struct socket_report {
+  int sockets = 0;
+  int matching = 0;
+};
+
+// Optional ability of a target or workload: its sockets can take a policy. Applies to the
+// open sockets now and to every socket opened later, until another policy replaces it.
+class socket_tunable {
+ public:
+  virtual ~socket_tunable() = default;
+  virtual socket_report set_socket_policy(const socket_policy& p) = 0;
+  virtual socket_report check_socket_policy(const socket_policy& p) = 0;
+  virtual socket_policy socket_policy_now() = 0;
+};
+
+// Applies a policy to one fd with setsockopt.
+bool apply_socket_policy(int fd, const socket_policy& p);
+// True when every field of the policy reads back from the fd as asked (SO_*BUF: the
+// kernel doubles the asked value, so the read-back is compared against that).
+bool socket_matches(int fd, const socket_policy& p);
+
+}  // namespace rig

@@ -1,0 +1,23 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rig {
+
+// Units are always written ("250ms", "64KiB", "10MB/s", "10Mbit/s", "2000/s", "25%").
+// Each parser returns the value in base units (ns, bytes, per second, fraction) or
+// nullopt with `why` saying what was expected.
+std::optional<int64_t> parse_duration_ns(std::string_view text, std::string* why = nullptr);
+std::optional<uint64_t> parse_size_bytes(std::string_view text, std::string* why = nullptr);
+std::optional<double> parse_op_rate(std::string_view text, std::string* why = nullptr);     // ops/s
+std::optional<double> parse_byte_rate(std::string_view text, std::string* why = nullptr);   // bytes/s
+std::optional<double> parse_percent(std::string_view text, std::string* why = nullptr);     // 0..1
+
+// Human-readable forms for terminal output.
+std::string format_duration_us(double us);    // "87.0us", "44.1ms", "1.20s"
+std::string format_bytes(double bytes);       // "512B", "64.0KiB", "1.5MiB"
+std::string format_count(double n);           // "12,345"
+
+}  // namespace rig

@@ -1,0 +1,65 @@
+#pragma once
+#include <sys/types.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/options.hpp"
+#include "core/socket_policy.hpp"
+
+namespace rig {
+
+// What an injector can reach in a run. Abilities are optional: null when the target or
+// workload kind has no such handle.
+struct run_context {
+  struct site {
+    std::string name;
+    socket_tunable* sockets = nullptr;
+  };
+  std::string target_kind;
+  std::optional<pid_t> target_pid;
+  socket_tunable* target_sockets = nullptr;
+  std::vector<site> workloads;
+};
+
+struct probe_result {
+  bool ok = true;
+  std::string reason;
+};
+
+// What was read back or measured after apply(): the proof the fault is really there.
+struct verification {
+  bool ok = false;
+  std::string text;
+  nlohmann::json measured = nlohmann::json::object();
+};
+
+class injector {
+ public:
+  virtual ~injector() = default;
+  virtual probe_result probe(const run_context& ctx) = 0;
+  virtual void apply(run_context& ctx) = 0;
+  virtual verification verify(run_context& ctx) = 0;
+  // Restores the state saved by apply(). Idempotent; never throws.
+  virtual void revert(run_context& ctx) noexcept = 0;
+  // The mechanism actually used, e.g. "setsockopt TCP_NODELAY=0 via the target's control channel".
+  virtual std::string mechanism() const = 0;
+  virtual nlohmann::json params() const = 0;
+};
+
+struct injector_kind {
+  std::string_view name;
+  std::string_view summary;
+  const option_table& (*options)();
+  std::unique_ptr<injector> (*make)(const option_values&);
+  void (*check)(const option_values&, const bind_context&, diagnostics&) = nullptr;
+};
+
+const std::vector<injector_kind>& injector_kinds();
+const injector_kind* find_injector_kind(std::string_view name);
+
+}  // namespace rig

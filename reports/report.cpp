@@ -1,0 +1,174 @@
+#include "reports/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+#include "core/units.hpp"
+
+namespace rig {
+
+latency_summary latency_summary::of(const histogram& h) {
+  latency_summary s;
+  s.count = h.count();
+  if (!s.count) return s;
+  s.min = double(h.min()) / 1e3;
+  s.mean = h.mean() / 1e3;
+  s.p50 = double(h.percentile(50)) / 1e3;
+  s.p90 = double(h.percentile(90)) / 1e3;
+  s.p99 = double(h.percentile(99)) / 1e3;
+  s.p999 = double(h.percentile(99.9)) / 1e3;
+  s.max = double(h.max()) / 1e3;
+  return s;
+}
+
+uint64_t workload_phase_result::error_total() const {
+  uint64_t n = 0;
+  for (const auto& [k, v] : errors) n += v;
+  return n;
+}
+
+std::vector<magnification_row> compute_magnification(const std::vector<phase_result>& phases) {
+  std::vector<magnification_row> out;
+  if (phases.empty()) return out;
+  const auto& base = phases.front();
+  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  for (size_t i = 1; i < phases.size(); ++i)
+    for (const auto& w : phases[i].workloads)
+      for (const auto& b : base.workloads)
+        if (b.name == w.name && b.ops > 0)
+          out.push_back({phases[i].name, base.name, w.name, ratio(w.latency.p50, b.latency.p50),
+                         ratio(w.latency.p99, b.latency.p99), ratio(w.throughput_ops_s, b.throughput_ops_s)});
+  return out;
+}
+
+namespace {
+
+nlohmann::json to_json(const latency_summary& s) {
+  return {{"count", s.count}, {"min", s.min}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90},
+          {"p99", s.p99},     {"p999", s.p999}, {"max", s.max}};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const run_report& r) {
+  using nlohmann::json;
+  json phases = json::array();
+  for (const auto& p : r.phases) {
+    json inj = json::array();
+    for (const auto& i : p.injections)
+      inj.push_back({{"name", i.name}, {"kind", i.kind}, {"mechanism", i.mechanism}, {"params", i.params},
+                     {"verified", i.verified}, {"verification", i.verification}, {"measured", i.measured}});
+    json wl = json::object();
+    for (const auto& w : p.workloads)
+      wl[w.name] = {{"ops", w.ops},
+                    {"errors", w.errors},
+                    {"throughput_ops_s", w.throughput_ops_s},
+                    {"latency_us", to_json(w.latency)},
+                    {"service_us", to_json(w.service)},
+                    {"send_lag_us", to_json(w.send_lag)}};
+    phases.push_back({{"name", p.name},
+                      {"start_s", p.start_s},
+                      {"end_s", p.end_s},
+                      {"start_wall_s", p.start_wall},
+                      {"end_wall_s", p.end_wall},
+                      {"completed", p.completed},
+                      {"injections", inj},
+                      {"workloads", wl},
+                      {"resources", p.resources}});
+  }
+  json mag = json::array();
+  for (const auto& m : r.magnification)
+    mag.push_back({{"phase", m.phase}, {"baseline", m.baseline}, {"workload", m.workload}, {"p50_x", m.p50_x},
+                   {"p99_x", m.p99_x}, {"throughput_x", m.throughput_x}});
+  json events = json::array();
+  for (const auto& e : r.events) events.push_back({{"t_s", e.t_s}, {"kind", e.kind}, {"detail", e.detail}});
+  json expectations = json::array();
+  for (const auto& e : r.expectations) expectations.push_back({{"expr", e.expr}, {"ok", e.ok}, {"actual", e.actual}});
+  json j = {{"rig_version", r.rig_version},
+            {"status", r.status},
+            {"scenario", {{"name", r.scenario_name}, {"file", r.scenario_file}, {"description", r.description}}},
+            {"host", r.host},
+            {"target", r.target},
+            {"phases", phases},
+            {"magnification", mag},
+            {"events", events},
+            {"expectations", expectations}};
+  if (!r.failure.empty()) j["failure"] = r.failure;
+  return j;
+}
+
+void write_json(const run_report& r, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  out << to_json(r).dump(2) << "\n";
+}
+
+void write_csv(const timeseries_table& t, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("cannot write " + path);
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << cells[i];
+    out << "\n";
+  };
+  line(t.columns);
+  for (const auto& r : t.rows) line(r);
+}
+
+std::string terminal_summary(const run_report& r, bool color) {
+  const char* bold = color ? "\033[1m" : "";
+  const char* red = color ? "\033[31m" : "";
+  const char* green = color ? "\033[32m" : "";
+  const char* reset = color ? "\033[0m" : "";
+  std::string s;
+  size_t pw = 5, ww = 8;
+  for (const auto& p : r.phases) {
+    pw = std::max(pw, p.name.size());
+    for (const auto& w : p.workloads) ww = std::max(ww, w.name.size());
+  }
+  s += fmt::format("{}{:<{}}  {:<{}}  {:>10}  {:>9}  {:>9}  {:>9}  {:>7}  {:>8}  {:>8}{}\n", bold, "phase", pw,
+                   "workload", ww, "ops/s", "p50", "p99", "p99.9", "errors", "p50 ×", "p99 ×", reset);
+  for (const auto& p : r.phases) {
+    for (const auto& w : p.workloads) {
+      std::string p50x, p99x;
+      bool loud = false;  // magnified at least 2x: the row to look at
+      for (const auto& m : r.magnification)
+        if (m.phase == p.name && m.workload == w.name) {
+          p50x = fmt::format("{:.1f}×", m.p50_x);
+          p99x = fmt::format("{:.1f}×", m.p99_x);
+          loud = m.p50_x >= 2 || m.p99_x >= 2;
+        }
+      const std::string errs = format_count(double(w.error_total()));
+      s += fmt::format("{:<{}}  {:<{}}  {:>10}  {:>9}  {:>9}  {:>9}  {}{:>7}{}  {}{:>8}  {:>8}{}{}\n", p.name, pw,
+                       w.name, ww, format_count(w.throughput_ops_s),
+                       w.ops ? format_duration_us(w.latency.p50) : "-", w.ops ? format_duration_us(w.latency.p99) : "-",
+                       w.ops ? format_duration_us(w.latency.p999) : "-", w.error_total() ? red : "", errs,
+                       w.error_total() ? reset : "", loud ? bold : "", p50x, p99x, loud ? reset : "",
+                       p.completed ? "" : "  (cut short)");
+    }
+  }
+  bool any_injection = false;
+  for (const auto& p : r.phases) any_injection = any_injection || !p.injections.empty();
+  if (any_injection) {
+    s += fmt::format("\n{}injections{}\n", bold, reset);
+    for (const auto& p : r.phases)
+      for (const auto& i : p.injections)
+        s += fmt::format("  {}: {} ({}) via {}\n    {}{}{} {}\n", p.name, i.name, i.kind, i.mechanism,
+                         i.verified ? green : red, i.verified ? "verified" : "NOT VERIFIED", reset, i.verification);
+  }
+  if (!r.events.empty()) {
+    s += fmt::format("\n{}events{}\n", bold, reset);
+    for (const auto& e : r.events) s += fmt::format("  {:>7.2f}s  {}: {}\n", e.t_s, e.kind, e.detail);
+  }
+  if (!r.expectations.empty()) {
+    s += fmt::format("\n{}expectations{}\n", bold, reset);
+    for (const auto& e : r.expectations)
+      s += fmt::format("  {}{}{}  {}  (actual {})\n", e.ok ? green : red, e.ok ? "pass" : "FAIL", reset, e.expr,
+                       e.actual);
+  }
+  return s;
+}
+
+}  // namespace rig

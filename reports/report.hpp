@@ -1,0 +1,87 @@
+#pragma once
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/histogram.hpp"
+
+namespace rig {
+
+struct latency_summary {  // microseconds
+  uint64_t count = 0;
+  double min = 0, mean = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
+  static latency_summary of(const histogram& h);
+};
+
+struct workload_phase_result {
+  std::string name;
+  uint64_t ops = 0;
+  std::map<std::string, uint64_t> errors;  // every kind, zeros included
+  double throughput_ops_s = 0;
+  latency_summary latency, service, send_lag;
+  uint64_t error_total() const;
+};
+
+struct injection_result {
+  std::string name, kind, mechanism;
+  nlohmann::json params = nlohmann::json::object();
+  bool verified = false;
+  std::string verification;
+  nlohmann::json measured = nlohmann::json::object();
+};
+
+struct phase_result {
+  std::string name;
+  double start_s = 0, end_s = 0;        // since the run started
+  double start_wall = 0, end_wall = 0;  // seconds since the epoch, to line up several rigs
+  bool completed = false;
+  std::vector<injection_result> injections;
+  std::vector<workload_phase_result> workloads;
+  nlohmann::json resources = nlohmann::json::object();
+};
+
+struct magnification_row {
+  std::string phase, baseline, workload;
+  double p50_x = 0, p99_x = 0, throughput_x = 0;
+};
+
+struct event_row {
+  double t_s = 0;
+  std::string kind, detail;
+};
+
+struct expectation_row {
+  std::string expr;
+  bool ok = false;
+  std::string actual;
+};
+
+struct timeseries_table {
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;
+};
+
+struct run_report {
+  std::string rig_version, status = "ok";  // ok | failed | interrupted
+  std::string scenario_name, scenario_file, description, run_dir, failure;
+  nlohmann::json host = nlohmann::json::object();
+  nlohmann::json target = nlohmann::json::object();
+  std::vector<phase_result> phases;
+  std::vector<magnification_row> magnification;
+  std::vector<event_row> events;
+  std::vector<expectation_row> expectations;
+  timeseries_table timeseries;
+};
+
+// Each phase's workloads against the same workload in the first phase.
+std::vector<magnification_row> compute_magnification(const std::vector<phase_result>& phases);
+
+nlohmann::json to_json(const run_report& r);
+void write_json(const run_report& r, const std::string& path);
+void write_csv(const timeseries_table& t, const std::string& path);
+// One row per phase x workload, the injections and their verification, the expectations.
+std::string terminal_summary(const run_report& r, bool color);
+
+}  // namespace rig

@@ -1,0 +1,405 @@
+#include "rig/controller.hpp"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+
+#include "core/clock.hpp"
+#include "core/host.hpp"
+#include "core/sampler.hpp"
+#include "core/units.hpp"
+#include "injectors/injector.hpp"
+#include "reports/report.hpp"
+#include "targets/target.hpp"
+#include "workloads/workload.hpp"
+
+#ifndef RIG_VERSION
+#define RIG_VERSION "0.0.0"
+#endif
+
+namespace rig {
+
+namespace {
+
+std::string utc_stamp() {
+  const time_t t = time(nullptr);
+  tm u{};
+  gmtime_r(&t, &u);
+  char buf[32];
+  strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &u);
+  return buf;
+}
+
+std::string make_run_dir(const std::string& base, const std::string& name) {
+  namespace fs = std::filesystem;
+  fs::create_directories(base);
+  const std::string stem = base + "/" + utc_stamp() + "-" + name;
+  for (int i = 0;; ++i) {
+    const std::string dir = i ? fmt::format("{}.{}", stem, i) : stem;
+    if (::mkdir(dir.c_str(), 0755) == 0) return dir;
+    if (errno != EEXIST) throw std::runtime_error("cannot create run directory " + dir + ": " + strerror(errno));
+  }
+}
+
+nlohmann::json host_facts() {
+  std::string os;
+  std::ifstream rel("/etc/os-release");
+  for (std::string line; std::getline(rel, line);)
+    if (line.rfind("PRETTY_NAME=", 0) == 0) os = line.substr(13, line.size() - 14);
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return {{"kernel", kernel_release()}, {"cpus", online_cpus()}, {"cgroup", cgroup_version()},
+          {"os", os},                   {"hostname", name}};
+}
+
+// Resource figures of one phase from the samples between its boundaries.
+nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t from, int64_t to) {
+  using nlohmann::json;
+  std::vector<const resource_sample*> in;
+  for (const auto& s : all)
+    if (s.t_ns >= from && s.t_ns <= to) in.push_back(&s);
+  json res = json::object();
+  auto proc_summary = [&](auto get) -> json {
+    const proc_sample *first = nullptr, *last = nullptr;
+    json j = json::object();
+    uint64_t rss_max = 0;
+    int th_min = INT32_MAX, th_max = 0, fds_max = 0;
+    for (const auto* s : in) {
+      const auto& p = get(*s);
+      if (!p) continue;
+      if (!first) first = &*p;
+      last = &*p;
+      rss_max = std::max(rss_max, p->rss_bytes);
+      th_min = std::min(th_min, p->threads);
+      th_max = std::max(th_max, p->threads);
+      fds_max = std::max(fds_max, p->fds);
+    }
+    if (!first) return json();
+    j["samples"] = in.size();
+    j["cpu_pct"] = cpu_pct_between(*first, *last);
+    j["cpu_user_s"] = last->cpu_user_s - first->cpu_user_s;
+    j["cpu_sys_s"] = last->cpu_sys_s - first->cpu_sys_s;
+    j["rss_max_bytes"] = rss_max;
+    j["rss_end_bytes"] = last->rss_bytes;
+    j["threads_min"] = th_min;
+    j["threads_max"] = th_max;
+    j["fds_max"] = fds_max;
+    j["voluntary_ctx_switches"] = last->voluntary_ctx - std::min(last->voluntary_ctx, first->voluntary_ctx);
+    j["involuntary_ctx_switches"] = last->involuntary_ctx - std::min(last->involuntary_ctx, first->involuntary_ctx);
+    j["ctx_switches"] = j["voluntary_ctx_switches"].get<uint64_t>() + j["involuntary_ctx_switches"].get<uint64_t>();
+    return j;
+  };
+  json target = proc_summary([](const resource_sample& s) -> const std::optional<proc_sample>& { return s.target; });
+  // The built-in target's own counters: gauges as min/max, totals as the phase's delta.
+  std::map<std::string, std::pair<int64_t, int64_t>> gauge;  // min, max
+  std::map<std::string, std::pair<int64_t, int64_t>> total;  // first, last
+  static const std::set<std::string> totals = {"rejected", "requests", "exceptions_caught", "workers_died",
+                                                "protocol_errors"};
+  for (const auto* s : in)
+    for (const auto& [k, v] : s->counters) {
+      if (totals.count(k)) {
+        auto [it, fresh] = total.try_emplace(k, v, v);
+        it->second.second = v;
+      } else {
+        auto [it, fresh] = gauge.try_emplace(k, v, v);
+        it->second.first = std::min(it->second.first, v);
+        it->second.second = std::max(it->second.second, v);
+      }
+    }
+  if (!gauge.empty() || !total.empty()) {
+    if (target.is_null()) target = json::object();
+    for (const auto& [k, mm] : gauge) {
+      target[k + "_min"] = mm.first;
+      target[k + "_max"] = mm.second;
+    }
+    for (const auto& [k, fl] : total) target[k] = fl.second - fl.first;
+  }
+  if (!target.is_null()) res["target"] = target;
+  json self = proc_summary([](const resource_sample& s) -> const std::optional<proc_sample>& { return s.self; });
+  if (!self.is_null()) res["rig"] = self;
+  return res;
+}
+
+struct phase_window {
+  int index;
+  int64_t start_ns, end_ns;
+};
+
+timeseries_table build_timeseries(const scenario& sc, const std::vector<window_row>& rows,
+                                  const std::vector<resource_sample>& samples, const std::vector<phase_window>& phases,
+                                  int64_t start_ns, int64_t end_ns) {
+  timeseries_table t;
+  t.columns = {"t_s", "phase"};
+  for (const auto& w : sc.workloads)
+    for (const char* c : {".ops", ".p50_us", ".p99_us", ".errors"}) t.columns.push_back(w.name + c);
+  const std::vector<std::string> resource_cols = {"target.cpu_pct",     "target.rss_bytes",   "target.threads",
+                                                  "target.live_workers", "target.queue_depth", "rig.cpu_pct"};
+  for (const auto& c : resource_cols) t.columns.push_back(c);
+  const int64_t windows = (end_ns - start_ns + ns_per_s - 1) / ns_per_s;
+  for (int64_t i = 0; i < windows; ++i) {
+    const int64_t w0 = start_ns + i * ns_per_s, w1 = w0 + ns_per_s;
+    std::vector<std::string> row = {std::to_string(i), ""};
+    for (const auto& p : phases)
+      if (w0 + ns_per_s / 2 >= p.start_ns && w0 + ns_per_s / 2 < p.end_ns) row[1] = sc.phases[size_t(p.index)].name;
+    for (const auto& w : sc.workloads) {
+      const window_row* r = nullptr;
+      for (const auto& x : rows)
+        if (x.workload == w.name && x.index == i) r = &x;
+      if (r)
+        for (const auto& v : {fmt::format("{}", r->ops), fmt::format("{:.1f}", r->p50_us),
+                              fmt::format("{:.1f}", r->p99_us), fmt::format("{}", r->errors)})
+          row.push_back(v);
+      else
+        for (int k = 0; k < 4; ++k) row.push_back(k == 0 || k == 3 ? "0" : "");
+    }
+    const resource_sample *first = nullptr, *last = nullptr;
+    for (const auto& s : samples)
+      if (s.t_ns >= w0 && s.t_ns < w1) {
+        if (!first) first = &s;
+        last = &s;
+      }
+    auto counter = [&](const char* k) -> std::string {
+      if (!last) return "";
+      auto it = last->counters.find(k);
+      return it == last->counters.end() ? "" : std::to_string(it->second);
+    };
+    const bool target_ok = first && first->target && last->target;
+    row.push_back(target_ok ? fmt::format("{:.1f}", cpu_pct_between(*first->target, *last->target)) : "");
+    row.push_back(last && last->target ? std::to_string(last->target->rss_bytes) : "");
+    row.push_back(last && last->target ? std::to_string(last->target->threads) : "");
+    row.push_back(counter("live_workers"));
+    row.push_back(counter("queue_depth"));
+    row.push_back(first && first->self && last->self ? fmt::format("{:.1f}", cpu_pct_between(*first->self, *last->self))
+                                                      : "");
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+workload_phase_result summarize(const std::string& name, const phase_stats& s, double seconds) {
+  workload_phase_result r;
+  r.name = name;
+  r.ops = s.ops;
+  for (size_t k = 0; k < error_kind_count; ++k) r.errors[error_kind_name(error_kind(k))] = s.errors[k];
+  r.throughput_ops_s = seconds > 0 ? double(s.ops) / seconds : 0;
+  r.latency = latency_summary::of(s.latency);
+  r.service = latency_summary::of(s.service);
+  r.send_lag = latency_summary::of(s.send_lag);
+  return r;
+}
+
+// Waits up to `ns` for SIGINT/SIGTERM; returns the signal or 0.
+int wait_for_signal(int64_t ns) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  if (ns <= 0) ns = 0;
+  timespec ts{time_t(ns / ns_per_s), long(ns % ns_per_s)};
+  const int sig = sigtimedwait(&set, nullptr, &ts);
+  return sig > 0 ? sig : 0;
+}
+
+}  // namespace
+
+int run_scenario(const scenario& sc, const run_options& opts) {
+  std::ostream& out = opts.out ? *opts.out : std::cout;
+  const bool tty = opts.out == nullptr && isatty(STDOUT_FILENO);
+
+  // Build everything first: a probe failure exits 3 before the host is touched.
+  const target_kind* tk = find_target_kind(sc.target.kind);
+  std::unique_ptr<target> tgt = tk->make(sc.target.opts);
+  std::vector<std::unique_ptr<workload>> workloads;
+  for (const auto& w : sc.workloads) workloads.push_back(find_workload_kind(w.kind)->make(w.opts));
+  std::map<std::string, std::unique_ptr<injector>> injectors;
+  for (const auto& i : sc.injectors) injectors[i.name] = find_injector_kind(i.kind)->make(i.opts);
+
+  run_context ctx;
+  ctx.target_kind = sc.target.kind;
+  ctx.target_sockets = tgt->sockets();
+  for (size_t i = 0; i < workloads.size(); ++i) ctx.workloads.push_back({sc.workloads[i].name, workloads[i]->sockets()});
+  bool probes_ok = true;
+  for (const auto& [name, inj] : injectors) {
+    const auto pr = inj->probe(ctx);
+    if (!pr.ok) {
+      std::cerr << "rig: injector '" << name << "' cannot run on this host: " << pr.reason << "\n";
+      probes_ok = false;
+    }
+  }
+  if (!probes_ok) return exit_capability;
+
+  run_report rep;
+  rep.rig_version = RIG_VERSION;
+  rep.scenario_name = sc.name;
+  rep.scenario_file = sc.file;
+  rep.description = sc.description;
+  rep.host = host_facts();
+  rep.run_dir = make_run_dir(opts.out_base, sc.name);
+  {
+    std::ofstream copy(rep.run_dir + "/scenario.toml");
+    copy << sc.source_text;
+    for (const auto& o : sc.overrides) copy << "# --set " << o << "\n";
+  }
+
+  int64_t total_ns = 0;
+  for (const auto& p : sc.phases) total_ns += p.duration_ns;
+  out << fmt::format("rig {}: {} — {} phase{}, {:.1f}s\n", RIG_VERSION, sc.name, sc.phases.size(),
+                     sc.phases.size() == 1 ? "" : "s", double(total_ns) / 1e9);
+  if (!sc.description.empty()) out << "  " << sc.description << "\n";
+  out.flush();
+
+  run_clock clock;
+  window_sink windows;
+  std::unique_ptr<sampler> smp;
+  std::vector<phase_window> phase_windows;
+  std::vector<injector*> applied;  // the current phase's, in apply order
+  int interrupted_by = 0;
+  const int64_t run_start = mono_ns();
+  clock.start_ns = run_start;
+  auto t_s = [&](int64_t ns) { return double(ns - run_start) / 1e9; };
+  std::optional<size_t> open_phase;  // index into rep.phases while a phase runs
+  auto close_phase = [&](bool completed) {
+    if (!open_phase) return;
+    clock.phase.store(-1);
+    const int64_t p1 = mono_ns();
+    if (smp) smp->sample_now();
+    auto& pr = rep.phases[*open_phase];
+    pr.end_s = t_s(p1);
+    pr.end_wall = wall_s();
+    pr.completed = completed;
+    phase_windows.back().end_ns = p1;
+    open_phase.reset();
+  };
+  auto revert_applied = [&]() noexcept {
+    for (auto it = applied.rbegin(); it != applied.rend(); ++it) (*it)->revert(ctx);
+    applied.clear();
+  };
+
+  try {
+    tgt->start({rep.run_dir, opts.rig_exe});
+    ctx.target_pid = tgt->pid();
+    rep.target = tgt->describe();
+    smp = std::make_unique<sampler>(
+        tgt->pid(), [&] { return tgt->counters(); }, 200 * ns_per_ms);
+    smp->start();
+    for (size_t i = 0; i < workloads.size(); ++i)
+      workloads[i]->start({sc.workloads[i].name, tgt->host(), tgt->port(), &clock, &windows});
+
+    for (size_t pi = 0; pi < sc.phases.size() && !interrupted_by; ++pi) {
+      const auto& ph = sc.phases[pi];
+      phase_result pr;
+      pr.name = ph.name;
+      for (const auto& name : ph.inject) {
+        injector* inj = injectors.at(name).get();
+        applied.push_back(inj);  // before apply: a half-applied injector is reverted too
+        inj->apply(ctx);
+      }
+      for (const auto& name : ph.inject) {
+        injector* inj = injectors.at(name).get();
+        const auto v = inj->verify(ctx);
+        pr.injections.push_back({name, sc.injector(name)->kind, inj->mechanism(), inj->params(), v.ok, v.text,
+                                 v.measured});
+      }
+      const int64_t p0 = mono_ns();
+      smp->sample_now();
+      clock.phase.store(int(pi));
+      pr.start_s = t_s(p0);
+      pr.start_wall = wall_s();
+      out << fmt::format("▶ {} ({:.1f}s){}\n", ph.name, double(ph.duration_ns) / 1e9,
+                         ph.inject.empty() ? "" : ": injecting");
+      for (const auto& i : pr.injections)
+        out << fmt::format("    {} {} — {}\n", i.verified ? "✓" : "✗", i.name, i.verification);
+      out.flush();
+      rep.phases.push_back(std::move(pr));
+      phase_windows.push_back({int(pi), p0, p0});
+      open_phase = rep.phases.size() - 1;
+
+      const int64_t p_end = p0 + ph.duration_ns;
+      int64_t next_progress = p0 + ns_per_s;
+      for (;;) {
+        const int64_t now = mono_ns();
+        if (now >= p_end) break;
+        if ((interrupted_by = wait_for_signal(std::min<int64_t>(p_end - now, 200 * ns_per_ms)))) break;
+        if (auto how = tgt->died()) {
+          rep.events.push_back({t_s(mono_ns()), "target_exit", "the target " + *how + " during phase " + ph.name});
+          throw std::runtime_error("the target " + *how);
+        }
+        windows.finalize((mono_ns() - run_start) / ns_per_s - 1);  // a second of grace for late threads
+        if (tty && mono_ns() >= next_progress) {
+          next_progress += ns_per_s;
+          std::string line = fmt::format("\r  {} {:.0f}/{:.0f}s", ph.name, double(mono_ns() - p0) / 1e9,
+                                         double(ph.duration_ns) / 1e9);
+          for (const auto& r : windows.latest())
+            line += fmt::format("  {}: {} ops/s p99 {}", r.workload, r.ops, format_duration_us(r.p99_us));
+          out << line << "\033[K" << std::flush;
+        }
+      }
+      if (tty) out << "\r\033[K";
+      close_phase(!interrupted_by);
+      revert_applied();
+    }
+    if (interrupted_by) {
+      rep.status = "interrupted";
+      rep.events.push_back({t_s(mono_ns()), "interrupted",
+                            std::string("received ") + (interrupted_by == SIGINT ? "SIGINT" : "SIGTERM") +
+                                "; injectors reverted, target stopped"});
+    }
+  } catch (const std::exception& e) {
+    close_phase(false);
+    revert_applied();
+    rep.status = "failed";
+    rep.failure = e.what();
+    std::cerr << "rig: run failed: " << e.what() << "\n";
+  }
+  revert_applied();  // no-op unless the last phase left something applied
+  for (auto& w : workloads) w->stop();
+  if (smp) smp->stop();
+  tgt->stop();
+  const int64_t run_end = mono_ns();
+  windows.finalize(INT64_MAX);
+
+  // Per-phase workload figures, now that every worker thread has joined.
+  for (size_t wi = 0; wi < workloads.size(); ++wi) {
+    const auto stats = workloads[wi]->results();
+    for (size_t pi = 0; pi < rep.phases.size(); ++pi) {
+      const phase_stats empty;
+      const phase_stats& s = pi < stats.size() ? stats[pi] : empty;
+      rep.phases[pi].workloads.push_back(
+          summarize(sc.workloads[wi].name, s, rep.phases[pi].end_s - rep.phases[pi].start_s));
+    }
+  }
+  const auto samples = smp ? smp->samples() : std::vector<resource_sample>{};
+  for (size_t pi = 0; pi < rep.phases.size(); ++pi)
+    rep.phases[pi].resources = phase_resources(samples, phase_windows[pi].start_ns, phase_windows[pi].end_ns);
+  rep.magnification = compute_magnification(rep.phases);
+  rep.timeseries = build_timeseries(sc, windows.rows(), samples, phase_windows, run_start, run_end);
+
+  bool expectations_ok = true;
+  if (rep.status == "ok") {
+    const auto j = to_json(rep);
+    for (const auto& c : sc.checks) {
+      const auto o = evaluate_check(c, j);
+      rep.expectations.push_back({c.text, o.ok, o.actual});
+      expectations_ok = expectations_ok && o.ok;
+    }
+  }
+
+  write_json(rep, rep.run_dir + "/report.json");
+  write_csv(rep.timeseries, rep.run_dir + "/timeseries.csv");
+  out << "\n" << terminal_summary(rep, tty);
+  out << fmt::format("\nstatus: {}   report: {}/report.json\n", rep.status, rep.run_dir);
+  out.flush();
+
+  if (interrupted_by) return 128 + interrupted_by;
+  if (rep.status == "failed") return exit_runtime;
+  return expectations_ok ? exit_ok : exit_expectations;
+}
+
+}  // namespace rig

@@ -1,0 +1,23 @@
+#pragma once
+#include <ostream>
+#include <string>
+
+#include "rig/scenario.hpp"
+
+namespace rig {
+
+struct run_options {
+  std::string out_base = "runs";  // run directories go under this
+  std::string rig_exe;            // the binary that serves `rig target`
+  std::ostream* out = nullptr;    // progress and summary (stdout when null)
+};
+
+// Exit codes of `rig run` (DESIGN.md).
+enum exit_code : int { exit_ok = 0, exit_expectations = 1, exit_usage = 2, exit_capability = 3, exit_runtime = 4 };
+
+// Runs a validated scenario end to end and returns the process exit code. SIGINT and
+// SIGTERM must be blocked in every thread before this is called: the controller waits
+// for them itself and then reverts, stops the target and writes the partial report.
+int run_scenario(const scenario& sc, const run_options& opts);
+
+}  // namespace rig

@@ -1,0 +1,199 @@
+#include "rig/expect.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/units.hpp"
+
+namespace rig {
+
+namespace {
+
+const std::vector<std::string> latency_groups = {"latency", "service", "send_lag"};
+const std::vector<std::string> latency_stats = {"min", "mean", "p50", "p90", "p99", "p999", "max"};
+const std::vector<std::string> error_kinds = {"connect", "timeout", "read", "write", "rejected", "protocol"};
+const std::vector<std::string> workload_metrics = {"latency", "service", "send_lag", "ops", "throughput", "errors"};
+const std::vector<std::string> ratio_metrics = {"p50_x", "p99_x", "throughput_x"};
+const std::vector<std::string> ops = {"<=", ">=", "==", "!=", "<", ">"};
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string part;
+  std::istringstream in(s);
+  while (std::getline(in, part, sep)) out.push_back(part);
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+enum class unit_kind { duration_us, count, rate, ratio, bytes, plain };
+
+unit_kind kind_of(const std::vector<std::string>& path) {
+  if (path[0] == "magnification") return unit_kind::ratio;
+  if (path.size() >= 3 && path[1] == "target") {
+    const auto& k = path[2];
+    if (k.ends_with("_bytes")) return unit_kind::bytes;
+    return unit_kind::plain;
+  }
+  const auto& m = path[2];
+  if (contains(latency_groups, m)) return unit_kind::duration_us;
+  if (m == "throughput") return unit_kind::rate;
+  return unit_kind::count;
+}
+
+std::optional<double> parse_rhs(unit_kind k, const std::string& text, std::string& why) {
+  char* end = nullptr;
+  const double plain = std::strtod(text.c_str(), &end);
+  const bool is_plain = end != text.c_str() && *end == '\0';
+  switch (k) {
+    case unit_kind::duration_us:
+      if (auto ns = parse_duration_ns(text, &why)) return double(*ns) / 1e3;
+      return std::nullopt;
+    case unit_kind::rate:
+      if (is_plain) return plain;
+      return parse_op_rate(text, &why);
+    case unit_kind::bytes:
+      if (is_plain) return plain;
+      if (auto b = parse_size_bytes(text, &why)) return double(*b);
+      return std::nullopt;
+    default:
+      if (is_plain) return plain;
+      why = "expected a plain number";
+      return std::nullopt;
+  }
+}
+
+std::string format_actual(unit_kind k, double v) {
+  switch (k) {
+    case unit_kind::duration_us: return format_duration_us(v);
+    case unit_kind::rate: return fmt::format("{:.1f}/s", v);
+    case unit_kind::ratio: return fmt::format("{:.2f}×", v);
+    case unit_kind::bytes: return format_bytes(v);
+    default: return fmt::format("{:g}", v);
+  }
+}
+
+}  // namespace
+
+std::optional<check_expr> parse_check(const std::string& text, const source_pos& where,
+                                      const std::vector<std::string>& phases,
+                                      const std::vector<std::string>& workloads, diagnostics& diags) {
+  auto fail = [&](const std::string& msg) {
+    diags.add(where, "check \"" + text + "\": " + msg);
+    return std::optional<check_expr>{};
+  };
+  check_expr c;
+  c.text = text;
+  c.where = where;
+  size_t op_at = std::string::npos;
+  for (const auto& o : ops)
+    if (auto at = text.find(o); at != std::string::npos && at < op_at) {
+      op_at = at;
+      c.op = o;
+    }
+  if (op_at == std::string::npos) return fail("expected '<path> <op> <value>' with op one of < <= > >= == !=");
+  // "<=" and "<" start at the same place: prefer the longer operator.
+  if (op_at + 1 < text.size() && text[op_at + 1] == '=' && c.op.size() == 1) c.op += '=';
+  auto trim = [](std::string s) {
+    while (!s.empty() && s.front() == ' ') s.erase(0, 1);
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s;
+  };
+  const std::string lhs = trim(text.substr(0, op_at));
+  c.rhs_text = trim(text.substr(op_at + c.op.size()));
+  c.path = split(lhs, '.');
+  if (c.path.size() < 3) return fail("path '" + lhs + "' is too short, e.g. \"nagle.rr.latency.p50\"");
+
+  if (c.path[0] == "magnification") {
+    if (c.path.size() != 4) return fail("expected magnification.<phase>.<workload>.<p50_x|p99_x|throughput_x>");
+    if (!contains(phases, c.path[1]))
+      return fail("no phase '" + c.path[1] + "'" + did_you_mean(c.path[1], phases));
+    if (!contains(workloads, c.path[2]))
+      return fail("no workload '" + c.path[2] + "'" + did_you_mean(c.path[2], workloads));
+    if (!contains(ratio_metrics, c.path[3]))
+      return fail("unknown ratio '" + c.path[3] + "'" + did_you_mean(c.path[3], ratio_metrics));
+  } else {
+    std::vector<std::string> first = phases;
+    first.push_back("magnification");
+    if (!contains(phases, c.path[0])) return fail("no phase '" + c.path[0] + "'" + did_you_mean(c.path[0], first));
+    if (c.path[1] == "target") {
+      if (c.path.size() != 3) return fail("expected <phase>.target.<resource>, e.g. \"overflow.target.rejected\"");
+    } else {
+      std::vector<std::string> second = workloads;
+      second.push_back("target");
+      if (!contains(workloads, c.path[1]))
+        return fail("no workload '" + c.path[1] + "'" + did_you_mean(c.path[1], second));
+      const auto& m = c.path[2];
+      if (!contains(workload_metrics, m))
+        return fail("unknown metric '" + m + "'" + did_you_mean(m, workload_metrics));
+      if (contains(latency_groups, m)) {
+        if (c.path.size() != 4 || !contains(latency_stats, c.path[3]))
+          return fail("expected " + m + ".<min|mean|p50|p90|p99|p999|max>" +
+                      (c.path.size() == 4 ? did_you_mean(c.path[3], latency_stats) : ""));
+      } else if (m == "errors") {
+        if (c.path.size() > 4 || (c.path.size() == 4 && !contains(error_kinds, c.path[3])))
+          return fail("expected errors or errors.<connect|timeout|read|write|rejected|protocol>" +
+                      (c.path.size() == 4 ? did_you_mean(c.path[3], error_kinds) : ""));
+      } else if (c.path.size() != 3) {
+        return fail("'" + m + "' takes no further part");
+      }
+    }
+  }
+  std::string why;
+  auto v = parse_rhs(kind_of(c.path), c.rhs_text, why);
+  if (!v) return fail("value '" + c.rhs_text + "': " + why);
+  c.rhs = *v;
+  return c;
+}
+
+check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) {
+  using nlohmann::json;
+  const auto& p = c.path;
+  std::optional<double> actual;
+  auto find_phase = [&](const std::string& name) -> const json* {
+    for (const auto& ph : report.at("phases"))
+      if (ph.at("name") == name) return &ph;
+    return nullptr;
+  };
+  if (p[0] == "magnification") {
+    for (const auto& m : report.at("magnification"))
+      if (m.at("phase") == p[1] && m.at("workload") == p[2]) actual = m.at(p[3]).get<double>();
+  } else if (const json* ph = find_phase(p[0])) {
+    if (p[1] == "target") {
+      const auto& t = (*ph)["resources"]["target"];
+      if (t.is_object() && t.contains(p[2]) && t[p[2]].is_number()) actual = t[p[2]].get<double>();
+    } else if (ph->at("workloads").contains(p[1])) {
+      const auto& w = ph->at("workloads").at(p[1]);
+      const auto& m = p[2];
+      if (contains(latency_groups, m)) {
+        const auto& l = w.at(m + "_us");
+        if (l.at("count").get<uint64_t>() > 0) actual = l.at(p[3]).get<double>();
+      } else if (m == "ops") {
+        actual = w.at("ops").get<double>();
+      } else if (m == "throughput") {
+        actual = w.at("throughput_ops_s").get<double>();
+      } else if (m == "errors") {
+        double n = 0;
+        for (const auto& [k, v] : w.at("errors").items())
+          if (p.size() == 3 || k == p[3]) n += v.get<double>();
+        actual = n;
+      }
+    }
+  }
+  if (!actual) return {false, "no value (the phase did not run or recorded nothing)"};
+  const double a = *actual, b = c.rhs;
+  bool ok = false;
+  if (c.op == "<") ok = a < b;
+  else if (c.op == "<=") ok = a <= b;
+  else if (c.op == ">") ok = a > b;
+  else if (c.op == ">=") ok = a >= b;
+  else if (c.op == "==") ok = a == b;
+  else if (c.op == "!=") ok = a != b;
+  return {ok, format_actual(kind_of(p), a)};
+}
+
+}  // namespace rig

@@ -1,0 +1,186 @@
+#include <signal.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <iostream>
+
+#include "core/process.hpp"
+#include "injectors/injector.hpp"
+#include "rig/controller.hpp"
+#include "rig/scenario.hpp"
+#include "targets/builtin_service.hpp"
+#include "targets/target.hpp"
+#include "workloads/workload.hpp"
+
+using namespace rig;
+
+namespace {
+
+void block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+std::string option_line(const option_spec& s) {
+  std::string meta = std::string(type_name(s.type));
+  if (!s.allowed.empty()) {
+    meta = "";
+    for (auto a : s.allowed) meta += (meta.empty() ? "" : "|") + std::string(a);
+  }
+  std::string extra;
+  if (s.required) extra += " required;";
+  else if (!s.default_text.empty()) extra += " default " + std::string(s.default_text) + ";";
+  const std::string range = describe_range(s);
+  if (!range.empty()) extra += " range " + range + ";";
+  if (!extra.empty()) extra.pop_back();
+  return fmt::format("    {:<20} {:<22} {}{}\n", s.name, meta, s.help, extra.empty() ? "" : " (" + extra.substr(1) + ")");
+}
+
+template <typename Kind>
+void list_kinds(const char* title, const std::vector<Kind>& kinds) {
+  std::cout << title << "\n";
+  for (const auto& k : kinds) {
+    std::cout << fmt::format("  {} — {}\n", k.name, k.summary);
+    for (const auto& s : k.options()) std::cout << option_line(s);
+  }
+}
+
+int cmd_validate(const std::string& file, const std::vector<std::string>& sets) {
+  try {
+    const scenario sc = load_scenario(file, sets);
+    std::cout << fmt::format("{}: OK ({} workload{}, {} injector{}, {} phase{}, {} check{})\n", file,
+                             sc.workloads.size(), sc.workloads.size() == 1 ? "" : "s", sc.injectors.size(),
+                             sc.injectors.size() == 1 ? "" : "s", sc.phases.size(), sc.phases.size() == 1 ? "" : "s",
+                             sc.checks.size(), sc.checks.size() == 1 ? "" : "s");
+    return exit_ok;
+  } catch (const input_error& e) {
+    std::cerr << e.what() << "\n";
+    return exit_usage;
+  }
+}
+
+int cmd_run(const std::string& file, const std::vector<std::string>& sets, const std::string& out_dir) {
+  scenario sc;
+  try {
+    sc = load_scenario(file, sets);
+  } catch (const input_error& e) {
+    std::cerr << e.what() << "\n";
+    return exit_usage;
+  }
+  block_stop_signals();  // before any thread exists: the controller waits for them itself
+  run_options o;
+  o.out_base = out_dir;
+  o.rig_exe = self_exe();
+  return run_scenario(sc, o);
+}
+
+int cmd_target(int port, const std::string& control, const std::vector<std::string>& sets) {
+  diagnostics diags;
+  std::map<std::string, std::string> origins;
+  toml::table t = table_from_assignments(sets, diags, origins);
+  t.insert_or_assign("port", int64_t(port));
+  bind_context ctx{"rig target", "the built-in target", "", &origins, {}};
+  const option_values v = bind_options(builtin_options(), t, ctx, diags, {});
+  if (!diags.empty()) {
+    std::cerr << diags.str() << "\n";
+    return exit_usage;
+  }
+  block_stop_signals();
+  builtin_service svc(builtin_config::from(v));
+  try {
+    svc.start();
+    if (!control.empty()) svc.serve_control(control);
+  } catch (const std::exception& e) {
+    std::cerr << "rig target: " << e.what() << "\n";
+    return exit_runtime;
+  }
+  std::cout << "listening 127.0.0.1:" << svc.port() << std::endl;
+  std::cerr << "rig target: pid " << getpid() << " serving 127.0.0.1:" << svc.port()
+            << (control.empty() ? "" : " control " + control) << "; Ctrl-C stops it\n";
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  svc.stop();
+  const auto c = svc.counters();
+  std::cerr << fmt::format("rig target: stopped by {}; {} requests, {} rejected\n", strsignal(sig), c.requests,
+                           c.rejected);
+  return exit_ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  CLI::App app{"rig — a fault-injection and load-magnification test rig.\n"
+               "Runs a workload against a target while injectors exaggerate one condition,\n"
+               "and reports latency and resources phase by phase."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", RIG_VERSION);
+
+  std::string file, out_dir = "runs", control;
+  std::vector<std::string> sets;
+  int port = 0;
+
+  auto* run = app.add_subcommand("run", "run a scenario and write its report under runs/");
+  run->add_option("file", file, "scenario file (TOML)")->required();
+  run->add_option("--set", sets, "override a scenario key, e.g. --set workloads.rr.rate=1000/s "
+                                 "or --set phases.nagle.duration=2s (repeatable)");
+  run->add_option("--out", out_dir, "directory the run directory is created in")->capture_default_str();
+
+  auto* validate = app.add_subcommand("validate", "check a scenario; print OK or every error");
+  validate->add_option("file", file, "scenario file (TOML)")->required();
+  validate->add_option("--set", sets, "override a scenario key (as for run)");
+
+  std::string what;
+  auto* list = app.add_subcommand("list", "list target, workload and injector kinds with their keys");
+  list->add_option("what", what, "injectors | workloads | targets (default: all)")
+      ->check(CLI::IsMember({"injectors", "workloads", "targets"}));
+
+  auto* target = app.add_subcommand("target", "run the built-in target on its own");
+  target->add_option("--port", port, "TCP port on 127.0.0.1 (0 picks a free one)")->capture_default_str();
+  target->add_option("--set", sets, "a built-in target key, e.g. --set reply_writes=2 (see rig list targets)");
+  target->add_option("--control", control, "unix socket for the control channel ('@name': abstract)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "rig: " << e.what() << "\n";
+    if (const auto* sub = app.get_subcommands().empty() ? nullptr : app.get_subcommands().front())
+      std::cerr << "see: rig " << sub->get_name() << " --help\n";
+    else
+      std::cerr << "see: rig --help\n";
+    return exit_usage;
+  }
+
+  try {
+    if (*run) return cmd_run(file, sets, out_dir);
+    if (*validate) return cmd_validate(file, sets);
+    if (*target) return cmd_target(port, control, sets);
+    if (*list) {
+      if (what.empty() || what == "targets") list_kinds("targets", target_kinds());
+      if (what.empty() || what == "workloads") list_kinds("workloads", workload_kinds());
+      if (what.empty() || what == "injectors") list_kinds("injectors", injector_kinds());
+      return exit_ok;
+    }
+  } catch (const input_error& e) {
+    std::cerr << e.what() << "\n";
+    return exit_usage;
+  } catch (const std::exception& e) {
+    std::cerr << "rig: " << e.what() << "\n";
+    return exit_runtime;
+  }
+  return exit_usage;
+}

@@ -1,0 +1,344 @@
+#include "rig/scenario.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "injectors/injector.hpp"
+#include "targets/target.hpp"
+#include "workloads/workload.hpp"
+
+namespace rig {
+
+const kind_decl* scenario::injector(const std::string& name) const {
+  for (const auto& i : injectors)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+namespace {
+
+const option_table& top_options() {
+  static const option_table t = {
+      {.name = "name", .type = opt_type::string, .default_text = "",
+       .help = "scenario name; names the run directory", .required = true},
+      {.name = "description", .type = opt_type::string, .default_text = "\"\"",
+       .help = "what this scenario magnifies, in one line"},
+      {.name = "seed", .type = opt_type::integer, .default_text = "0",
+       .help = "seed for every random choice in the run", .min = 0},
+  };
+  return t;
+}
+
+const option_table& phase_options() {
+  static const option_table t = {
+      {.name = "name", .type = opt_type::string, .default_text = "", .help = "phase name", .required = true},
+      {.name = "duration", .type = opt_type::duration, .default_text = "",
+       .help = "how long the workloads run in this phase", .min = 100e6, .max = 7 * 24 * 3600e9, .required = true},
+      {.name = "inject", .type = opt_type::strings, .default_text = "[]",
+       .help = "injectors applied for this phase, in order; the others stay reverted"},
+  };
+  return t;
+}
+
+const option_table& expect_options() {
+  static const option_table t = {
+      {.name = "checks", .type = opt_type::strings, .default_text = "[]",
+       .help = "expressions over the report, e.g. \"nagle.rr.latency.p50 > 10ms\"; any failing one exits 1"},
+  };
+  return t;
+}
+
+const std::vector<std::string> top_level_sections = {"target", "workloads", "injectors", "phases", "expect"};
+
+bool valid_name(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  return true;
+}
+
+source_pos pos_of(const std::string& file, const toml::source_region& r) {
+  return {file, uint32_t(r.begin.line), uint32_t(r.begin.column), {}};
+}
+
+template <typename Kind>
+std::vector<std::string> kind_names(const std::vector<Kind>& kinds) {
+  std::vector<std::string> out;
+  for (const auto& k : kinds) out.emplace_back(k.name);
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+struct loader {
+  std::string file;
+  std::map<std::string, std::string> origins;  // dotted key path -> "--set ..."
+  diagnostics diags;
+
+  source_pos where_table(const std::string& path, const toml::node& n) {
+    if (auto it = origins.find(path); it != origins.end()) return {file, 0, 0, it->second};
+    return pos_of(file, n.source());
+  }
+
+  // Two-pass decode of one kind table: the envelope ("kind"), then the kind's options.
+  template <typename Kind>
+  std::optional<kind_decl> decode_kind(const toml::node& node, const std::string& name, const std::string& section,
+                                       const std::string& path, const std::vector<Kind>& kinds,
+                                       const std::string& what) {
+    const source_pos tpos = where_table(path, node);
+    const toml::table* tbl = node.as_table();
+    if (!tbl) {
+      diags.add(tpos, fmt::format("{} must be a table", section));
+      return std::nullopt;
+    }
+    const toml::node* kind_node = tbl->get("kind");
+    if (!kind_node) {
+      diags.add(tpos, fmt::format("missing key 'kind' in {} (one of: {})", section, join(kind_names(kinds))));
+      return std::nullopt;
+    }
+    const source_pos kpos = where_table(path + ".kind", *kind_node);
+    if (!kind_node->is_string()) {
+      diags.add(kpos, fmt::format("'kind' in {} must be a string", section));
+      return std::nullopt;
+    }
+    const std::string kind = *kind_node->value<std::string>();
+    const Kind* k = nullptr;
+    for (const auto& c : kinds)
+      if (c.name == kind) k = &c;
+    if (!k) {
+      diags.add(kpos, fmt::format("unknown {} kind '{}' in {}{} (known: {})", what, kind, section,
+                                  did_you_mean(kind, kind_names(kinds)), join(kind_names(kinds))));
+      return std::nullopt;
+    }
+    bind_context ctx{file, section, path, &origins, tpos};
+    const size_t before = diags.size();
+    kind_decl d{name, kind, bind_options(k->options(), *tbl, ctx, diags), tpos};
+    if (k->check && diags.size() == before) k->check(d.opts, ctx, diags);
+    return d;
+  }
+
+  // --set a.b.c=value: phases are addressed by name (phases.nagle.duration=2s).
+  void apply_overrides(toml::table& doc, const std::vector<std::string>& overrides) {
+    for (const auto& a : overrides) {
+      const auto eq = a.find('=');
+      const std::string origin = "--set " + a;
+      if (eq == std::string::npos || eq == 0) {
+        diags.add({file, 0, 0, origin}, "expected key=value, e.g. --set workloads.rr.connections=8");
+        continue;
+      }
+      const std::string key = a.substr(0, eq);
+      std::vector<std::string> parts;
+      std::istringstream in(key);
+      for (std::string p; std::getline(in, p, '.');) parts.push_back(p);
+      toml::table* t = &doc;
+      std::string path;
+      bool ok = true;
+      for (size_t i = 0; i + 1 < parts.size() && ok; ++i) {
+        const std::string& p = parts[i];
+        if (i == 0 && p == "phases") {
+          if (parts.size() != 3) {
+            diags.add({file, 0, 0, origin}, "expected phases.<name>.<key>=value");
+            ok = false;
+            break;
+          }
+          toml::array* arr = doc["phases"].as_array();
+          toml::table* found = nullptr;
+          std::vector<std::string> names;
+          if (arr)
+            for (auto& el : *arr)
+              if (auto* pt = el.as_table())
+                if (auto n = (*pt)["name"].value<std::string>()) {
+                  names.push_back(*n);
+                  if (*n == parts[1]) found = pt;
+                }
+          if (!found) {
+            diags.add({file, 0, 0, origin}, "no phase '" + parts[1] + "'" + did_you_mean(parts[1], names));
+            ok = false;
+            break;
+          }
+          t = found;
+          path = "phases." + parts[1];
+          ++i;
+          continue;
+        }
+        path += (path.empty() ? "" : ".") + p;
+        toml::node* next = t->get(p);
+        if (!next || !next->is_table()) {
+          std::vector<std::string> have;
+          for (auto&& [k, v] : *t)
+            if (v.is_table()) have.emplace_back(k.str());
+          if (i == 0) have = top_level_sections;
+          diags.add({file, 0, 0, origin}, "no table [" + path + "] in the scenario" + did_you_mean(p, have));
+          ok = false;
+          break;
+        }
+        t = next->as_table();
+      }
+      if (!ok) continue;
+      toml::table holder;
+      auto value = parse_assigned_value(a.substr(eq + 1), holder);
+      value.node()->visit([&](auto& n) { t->insert_or_assign(parts.back(), n); });
+      origins[(path.empty() ? "" : path + ".") + parts.back()] = origin;
+    }
+  }
+
+  scenario load(const std::string& text, const std::vector<std::string>& overrides) {
+    scenario sc;
+    sc.file = file;
+    sc.source_text = text;
+    sc.overrides = overrides;
+    toml::table doc;
+    try {
+      doc = toml::parse(text, file);
+    } catch (const toml::parse_error& e) {
+      diags.add(pos_of(file, e.source()), "TOML syntax: " + std::string(e.description()));
+      throw input_error(diags);
+    }
+    apply_overrides(doc, overrides);
+
+    bind_context top{file, "the top level", "", &origins, {file, 1, 1, {}}};
+    const option_values tv = bind_options(top_options(), doc, top, diags,
+                                          {"target", "workloads", "injectors", "phases", "expect"});
+    if (tv.has("name")) {
+      sc.name = tv.str("name");
+      if (!valid_name(sc.name))
+        diags.add(tv.where("name"), "'name' must use only letters, digits, '_' and '-' (it names the run directory)");
+    }
+    sc.description = tv.str("description");
+    sc.seed = tv.integer("seed");
+
+    if (const toml::node* t = doc.get("target")) {
+      if (auto d = decode_kind(*t, "target", "[target]", "target", target_kinds(), "target")) sc.target = *d;
+    } else {
+      diags.add({file, 1, 1, {}}, "missing [target] (kind = \"builtin\" runs rig's own service)");
+    }
+
+    auto decode_named = [&](const char* section, const auto& kinds, const char* what, std::vector<kind_decl>& out) {
+      const toml::node* n = doc.get(section);
+      if (!n) return;
+      const toml::table* tbl = n->as_table();
+      if (!tbl) {
+        diags.add(pos_of(file, n->source()), fmt::format("'{}' must hold tables like [{}.NAME]", section, section));
+        return;
+      }
+      for (auto&& [k, v] : *tbl) {
+        const std::string name(k.str());
+        const std::string path = std::string(section) + "." + name;
+        if (!valid_name(name)) {
+          diags.add(pos_of(file, k.source()),
+                    fmt::format("name '{}' in [{}] must use only letters, digits, '_' and '-'", name, section));
+          continue;
+        }
+        if (auto d = decode_kind(v, name, "[" + path + "]", path, kinds, what)) out.push_back(std::move(*d));
+      }
+    };
+    decode_named("workloads", workload_kinds(), "workload", sc.workloads);
+    decode_named("injectors", injector_kinds(), "injector", sc.injectors);
+    if (!doc.get("workloads"))
+      diags.add({file, 1, 1, {}}, "no [workloads.NAME] table: a scenario needs at least one workload");
+
+    // Names as declared, even where a table was refused, so one mistake is reported once.
+    std::vector<std::string> injector_names, phase_names;
+    if (const toml::table* it = doc["injectors"].as_table())
+      for (auto&& [k, v] : *it) injector_names.emplace_back(k.str());
+    if (const toml::array* pa = doc["phases"].as_array())
+      for (const auto& el : *pa)
+        if (const toml::table* pt = el.as_table())
+          if (auto n = (*pt)["name"].value<std::string>()) phase_names.push_back(*n);
+    if (const toml::node* n = doc.get("phases")) {
+      const toml::array* arr = n->as_array();
+      if (!arr || !arr->is_array_of_tables()) {
+        diags.add(pos_of(file, n->source()), "'phases' must be [[phases]] tables");
+      } else {
+        std::set<std::string> seen;
+        size_t index = 0;
+        for (const auto& el : *arr) {
+          ++index;
+          const toml::table& pt = *el.as_table();
+          const std::string pname = pt["name"].value_or(std::string{});
+          const std::string path = "phases." + pname;
+          const std::string section =
+              pname.empty() ? fmt::format("[[phases]] #{}", index) : fmt::format("[[phases]] '{}'", pname);
+          bind_context ctx{file, section, path, &origins, pos_of(file, pt.source())};
+          const option_values pv = bind_options(phase_options(), pt, ctx, diags, {});
+          if (!pv.has("name") || !pv.has("duration")) continue;
+          phase_decl ph{pv.str("name"), pv.duration_ns("duration"), pv.strings("inject"), pos_of(file, pt.source())};
+          if (!valid_name(ph.name))
+            diags.add(pv.where("name"), "phase name '" + ph.name + "' must use only letters, digits, '_' and '-'");
+          if (!seen.insert(ph.name).second)
+            diags.add(pv.where("name"), "duplicate phase name '" + ph.name + "'");
+          std::set<std::string> injected;
+          const auto* inject_node = pt.get("inject");
+          for (size_t i = 0; i < ph.inject.size(); ++i) {
+            const auto& in = ph.inject[i];
+            source_pos ipos = pv.where("inject");
+            if (inject_node && inject_node->as_array() && i < inject_node->as_array()->size())
+              ipos = pos_of(file, (*inject_node->as_array())[i].source());
+            if (std::find(injector_names.begin(), injector_names.end(), in) == injector_names.end())
+              diags.add(ipos, fmt::format("phase '{}' injects '{}', which no [injectors.NAME] defines{}", ph.name, in,
+                                          did_you_mean(in, injector_names)));
+            else if (!injected.insert(in).second)
+              diags.add(ipos, fmt::format("phase '{}' injects '{}' twice", ph.name, in));
+          }
+          sc.phases.push_back(std::move(ph));
+        }
+      }
+    }
+    if (sc.phases.empty() && !doc.get("phases"))
+      diags.add({file, 1, 1, {}}, "no [[phases]]: a scenario needs at least one phase (e.g. a baseline)");
+
+    if (const toml::node* n = doc.get("expect")) {
+      const toml::table* et = n->as_table();
+      if (!et) {
+        diags.add(pos_of(file, n->source()), "'expect' must be a table: [expect] checks = [...]");
+      } else {
+        bind_context ctx{file, "[expect]", "expect", &origins, pos_of(file, et->source())};
+        const option_values ev = bind_options(expect_options(), *et, ctx, diags, {});
+        std::vector<std::string> workload_names;
+        if (const toml::table* wt = doc["workloads"].as_table())
+          for (auto&& [k, v] : *wt) workload_names.emplace_back(k.str());
+        const auto* checks_node = et->get("checks");
+        const auto& checks = ev.strings("checks");
+        for (size_t i = 0; i < checks.size(); ++i) {
+          source_pos cpos = ev.where("checks");
+          if (checks_node && checks_node->as_array() && i < checks_node->as_array()->size())
+            cpos = pos_of(file, (*checks_node->as_array())[i].source());
+          if (auto c = parse_check(checks[i], cpos, phase_names, workload_names, diags))
+            sc.checks.push_back(std::move(*c));
+        }
+      }
+    }
+    diags.sort_by_position();
+    if (!diags.empty()) throw input_error(diags);
+    return sc;
+  }
+};
+
+}  // namespace
+
+scenario parse_scenario(const std::string& text, const std::string& file, const std::vector<std::string>& overrides) {
+  loader l{file, {}, {}};
+  return l.load(text, overrides);
+}
+
+scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) {
+    diagnostics d;
+    d.add({path, 0, 0, {}}, "cannot read the scenario file");
+    throw input_error(d);
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_scenario(ss.str(), path, overrides);
+}
+
+}  // namespace rig

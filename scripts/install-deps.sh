@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs what rig needs to build and test on Debian 12. Apt packages only; idempotent;
+# silent when everything is already present.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libboost-dev              # Boost.Asio (header-only)
+  libnl-3-dev libnl-route-3-dev
+  liburing-dev
+  libtomlplusplus-dev
+  doctest-dev
+  libcli11-dev
+  nlohmann-json3-dev
+  libfmt-dev
+  redis-server              # a real server for the raw-protocol tests (not started as a service)
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
+    echo "install-deps: missing packages: ${missing[*]}; run as root or install them" >&2
+    exit 1
+  fi
+else
+  SUDO=
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

@@ -1,0 +1,426 @@
+#include "targets/builtin_service.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fmt/format.h>
+#include <iostream>
+#include <sstream>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/wire.hpp"
+
+namespace rig {
+
+using asio::ip::tcp;
+using local_stream = asio::local::stream_protocol;
+
+const option_table& builtin_options() {
+  static const option_table t = {
+      {.name = "protocol", .type = opt_type::string, .default_text = "\"tcp\"",
+       .help = "wire protocol of the built-in target (tcp: rig's framed request/reply)", .allowed = {"tcp"}},
+      {.name = "port", .type = opt_type::integer, .default_text = "0",
+       .help = "TCP port on 127.0.0.1; 0 picks a free one", .min = 0, .max = 65535},
+      {.name = "workers", .type = opt_type::integer, .default_text = "4",
+       .help = "worker threads that handle requests", .min = 1, .max = 1024},
+      {.name = "queue_capacity", .type = opt_type::integer, .default_text = "1024",
+       .help = "requests waiting for a worker before new ones are rejected; 1 forces the overflow path",
+       .min = 1, .max = 1'000'000},
+      {.name = "reply_writes", .type = opt_type::integer, .default_text = "1",
+       .help = "the reply is written in this many send() calls (2 lets Nagle + delayed ACK bite)",
+       .min = 1, .max = 64},
+      {.name = "catch_exceptions", .type = opt_type::boolean, .default_text = "true",
+       .help = "a worker catches an exception and survives; false: the worker thread dies"},
+      {.name = "retain_per_request", .type = opt_type::size, .default_text = "\"0B\"",
+       .help = "bytes kept forever per request (memory accumulation)", .min = 0, .max = 64.0 * 1048576},
+      {.name = "work", .type = opt_type::duration, .default_text = "\"0us\"",
+       .help = "CPU spin per request", .min = 0, .max = 10e9},
+      {.name = "wal", .type = opt_type::boolean, .default_text = "false",
+       .help = "append and fsync a log record per request (disk latency becomes request latency)"},
+      {.name = "wal_path", .type = opt_type::string, .default_text = "",
+       .help = "write-ahead log file (default: target.wal in the run directory)"},
+      {.name = "nodelay", .type = opt_type::boolean, .default_text = "true",
+       .help = "TCP_NODELAY on accepted sockets (the nodelay injector turns it off)"},
+      {.name = "io_threads", .type = opt_type::integer, .default_text = "1",
+       .help = "threads running the acceptor and connection reads", .min = 1, .max = 64},
+  };
+  return t;
+}
+
+builtin_config builtin_config::from(const option_values& v) {
+  builtin_config c;
+  c.port = int(v.integer("port"));
+  c.workers = int(v.integer("workers"));
+  c.queue_capacity = int(v.integer("queue_capacity"));
+  c.reply_writes = int(v.integer("reply_writes"));
+  c.catch_exceptions = v.boolean("catch_exceptions");
+  c.retain_per_request = v.bytes("retain_per_request");
+  c.work_ns = v.duration_ns("work");
+  c.wal = v.boolean("wal");
+  if (v.has("wal_path")) c.wal_path = v.str("wal_path");
+  c.nodelay = v.boolean("nodelay");
+  c.io_threads = int(v.integer("io_threads"));
+  return c;
+}
+
+struct builtin_service::connection {
+  explicit connection(tcp::socket s) : sock(std::move(s)), done(sock.get_executor()) {}
+  tcp::socket sock;
+  asio::steady_timer done;  // cancelled by the worker once the reply is written
+  std::atomic<bool> reply_done{false};
+  std::atomic<bool> failed{false};
+  std::vector<char> body;
+};
+
+builtin_service::builtin_service(builtin_config cfg) : cfg_(std::move(cfg)), acceptor_(ioc_) {
+  policy_.nodelay = cfg_.nodelay;
+}
+
+builtin_service::~builtin_service() { stop(); }
+
+void builtin_service::start() {
+  if (cfg_.wal) {
+    if (cfg_.wal_path.empty()) cfg_.wal_path = "target.wal";
+    wal_fd_.reset(::open(cfg_.wal_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    throw_system_error_on(!wal_fd_, "open write-ahead log " + cfg_.wal_path);
+  }
+  tcp::endpoint ep(asio::ip::make_address(cfg_.bind), uint16_t(cfg_.port));
+  acceptor_.open(ep.protocol());
+  acceptor_.set_option(tcp::acceptor::reuse_address(true));
+  acceptor_.bind(ep);
+  acceptor_.listen(1024);
+  port_ = acceptor_.local_endpoint().port();
+  asio::co_spawn(ioc_, accept_loop(), asio::detached);
+  for (int i = 0; i < cfg_.workers; ++i) workers_.emplace_back([this] { worker_main(); });
+  for (int i = 0; i < cfg_.io_threads; ++i) io_threads_.emplace_back([this] { ioc_.run(); });
+}
+
+void builtin_service::stop() noexcept {
+  if (stopping_.exchange(true)) return;
+  {
+    std::lock_guard lk(queue_mu_);
+    queue_closed_ = true;
+  }
+  queue_cv_.notify_all();
+  ioc_.stop();
+  for (auto& t : io_threads_)
+    if (t.joinable()) t.join();
+  // A worker blocked writing to a slow client wakes when the sockets close.
+  {
+    std::lock_guard lk(conns_mu_);
+    for (auto& c : conns_) ::shutdown(c->sock.native_handle(), SHUT_RDWR);
+  }
+  for (auto& t : workers_)
+    if (t.joinable()) t.join();
+  std::lock_guard lk(conns_mu_);
+  conns_.clear();
+}
+
+awaitable<void> builtin_service::accept_loop() {
+  for (;;) {
+    boost::system::error_code ec;
+    // Each connection gets a strand so several io threads never touch one socket at once.
+    tcp::socket s(asio::make_strand(ioc_));
+    co_await acceptor_.async_accept(s, asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      if (ec == asio::error::operation_aborted) co_return;
+      continue;
+    }
+    auto c = std::make_shared<connection>(std::move(s));
+    {
+      std::lock_guard lk(conns_mu_);
+      apply_socket_policy(c->sock.native_handle(), policy_);
+      conns_.insert(c);
+    }
+    asio::co_spawn(c->sock.get_executor(), serve(c), asio::detached);
+  }
+}
+
+awaitable<void> builtin_service::serve(std::shared_ptr<connection> c) {
+  wire::request_header h{};
+  for (;;) {
+    boost::system::error_code ec;
+    co_await asio::async_read(c->sock, asio::buffer(&h, sizeof h), asio::redirect_error(use_awaitable, ec));
+    if (ec) break;
+    if (h.magic != wire::request_magic || h.request_bytes < wire::header_bytes ||
+        h.request_bytes > wire::max_frame_bytes || h.response_bytes < wire::header_bytes ||
+        h.response_bytes > wire::max_frame_bytes) {
+      ++protocol_errors_;
+      break;
+    }
+    c->body.resize(h.request_bytes - wire::header_bytes);
+    if (!c->body.empty()) {
+      co_await asio::async_read(c->sock, asio::buffer(c->body), asio::redirect_error(use_awaitable, ec));
+      if (ec) break;
+    }
+    c->reply_done = false;
+    c->done.expires_at(asio::steady_timer::time_point::max());
+    if (!try_push(job{c, h.seq, h.response_bytes})) {
+      ++rejected_;
+      wire::reply_header r{wire::reply_magic, uint32_t(wire::status::rejected), 0, h.seq};
+      co_await asio::async_write(c->sock, asio::buffer(&r, sizeof r), asio::redirect_error(use_awaitable, ec));
+      if (ec) break;
+      continue;
+    }
+    if (!c->reply_done) co_await c->done.async_wait(asio::redirect_error(use_awaitable, ec));
+    if (c->failed) break;
+  }
+  boost::system::error_code ignored;
+  c->sock.shutdown(tcp::socket::shutdown_both, ignored);
+  std::lock_guard lk(conns_mu_);
+  conns_.erase(c);
+}
+
+bool builtin_service::try_push(job j) {
+  {
+    std::lock_guard lk(queue_mu_);
+    if (queue_closed_ || int(queue_.size()) >= cfg_.queue_capacity) return false;
+    queue_.push_back(std::move(j));
+  }
+  queue_cv_.notify_one();
+  return true;
+}
+
+bool builtin_service::pop(job& j) {
+  std::unique_lock lk(queue_mu_);
+  queue_cv_.wait(lk, [&] { return queue_closed_ || !queue_.empty(); });
+  if (queue_.empty()) return false;
+  j = std::move(queue_.front());
+  queue_.pop_front();
+  return true;
+}
+
+void builtin_service::worker_main() {
+  ++live_workers_;
+  std::vector<char> buf;
+  job j;
+  try {
+    while (pop(j)) {
+      if (cfg_.catch_exceptions) {
+        try {
+          handle(j, buf);
+        } catch (const std::exception& e) {
+          ++exceptions_caught_;
+          std::cerr << "rig target: worker caught: " << e.what() << "\n";
+          j.conn->failed = true;
+          asio::post(j.conn->sock.get_executor(), [c = j.conn] { c->done.cancel(); });
+        }
+      } else {
+        handle(j, buf);
+      }
+      j.conn.reset();
+    }
+  } catch (const std::exception& e) {
+    // The thread ends without returning to the pool, as in seed case 2; its request is never answered.
+    ++workers_died_;
+    std::cerr << "rig target: worker died: " << e.what() << "\n";
+  }
+  --live_workers_;
+}
+
+namespace {
+
+// Writes all of [p, p+n) on a non-blocking socket; false when the peer is gone.
+bool send_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (w > 0) {
+      p += w;
+      n -= size_t(w);
+    } else if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd pf{fd, POLLOUT, 0};
+      if (::poll(&pf, 1, 10'000) <= 0 || (pf.revents & (POLLERR | POLLHUP))) return false;
+    } else if (w < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void builtin_service::handle(job& j, std::vector<char>& buf) {
+  if (cfg_.work_ns > 0) {
+    const int64_t until = mono_ns() + cfg_.work_ns;
+    while (mono_ns() < until) {
+    }
+  }
+  if (cfg_.retain_per_request > 0) {
+    auto block = std::make_unique<char[]>(cfg_.retain_per_request);
+    std::memset(block.get(), 0xa5, cfg_.retain_per_request);  // touched, so it shows in RSS
+    std::lock_guard lk(retained_mu_);
+    retained_.push_back(std::move(block));
+    retained_bytes_ += int64_t(cfg_.retain_per_request);
+  }
+  if (wal_fd_) {
+    char record[64] = {};
+    std::snprintf(record, sizeof record, "seq=%u t=%lld\n", j.seq, static_cast<long long>(mono_ns()));
+    std::lock_guard lk(wal_mu_);
+    if (::write(wal_fd_.get(), record, sizeof record) != ssize_t(sizeof record) || ::fsync(wal_fd_.get()) != 0)
+      throw system_error("write-ahead log", errno);
+  }
+  buf.resize(j.response_bytes);
+  wire::reply_header r{wire::reply_magic, uint32_t(wire::status::ok), j.response_bytes - wire::header_bytes,
+                       j.seq};
+  std::memcpy(buf.data(), &r, sizeof r);
+  const int fd = j.conn->sock.native_handle();
+  const size_t pieces = size_t(cfg_.reply_writes);
+  size_t off = 0;
+  bool ok = true;
+  for (size_t i = 0; i < pieces && ok; ++i) {
+    const size_t end = buf.size() * (i + 1) / pieces;
+    if (end > off) ok = send_all(fd, buf.data() + off, end - off);
+    off = end;
+  }
+  ++requests_;
+  if (!ok) j.conn->failed = true;
+  j.conn->reply_done = true;
+  asio::post(j.conn->sock.get_executor(), [c = j.conn] { c->done.cancel(); });
+}
+
+builtin_counters builtin_service::counters() const {
+  builtin_counters c;
+  c.workers = cfg_.workers;
+  c.live_workers = live_workers_;
+  {
+    std::lock_guard lk(const_cast<std::mutex&>(queue_mu_));
+    c.queue_depth = int64_t(queue_.size());
+  }
+  c.queue_capacity = cfg_.queue_capacity;
+  c.rejected = rejected_;
+  c.retained_bytes = retained_bytes_;
+  c.requests = requests_;
+  {
+    std::lock_guard lk(const_cast<std::mutex&>(conns_mu_));
+    c.connections = int64_t(conns_.size());
+  }
+  c.exceptions_caught = exceptions_caught_;
+  c.workers_died = workers_died_;
+  c.protocol_errors = protocol_errors_;
+  return c;
+}
+
+socket_report builtin_service::set_socket_policy(const socket_policy& p) {
+  std::lock_guard lk(conns_mu_);
+  if (p.nodelay) policy_.nodelay = p.nodelay;
+  if (p.send_buffer) policy_.send_buffer = p.send_buffer;
+  if (p.receive_buffer) policy_.receive_buffer = p.receive_buffer;
+  socket_report r;
+  for (auto& c : conns_) {
+    ++r.sockets;
+    if (apply_socket_policy(c->sock.native_handle(), p) && socket_matches(c->sock.native_handle(), p)) ++r.matching;
+  }
+  return r;
+}
+
+socket_report builtin_service::check_socket_policy(const socket_policy& p) {
+  std::lock_guard lk(conns_mu_);
+  socket_report r;
+  for (auto& c : conns_) {
+    ++r.sockets;
+    if (socket_matches(c->sock.native_handle(), p)) ++r.matching;
+  }
+  return r;
+}
+
+socket_policy builtin_service::socket_policy_now() {
+  std::lock_guard lk(conns_mu_);
+  return policy_;
+}
+
+namespace {
+
+// "nodelay=0 sndbuf=4096" -> policy; false on a malformed word.
+bool parse_policy(std::istringstream& in, socket_policy& p, std::string& bad) {
+  std::string word;
+  while (in >> word) {
+    const auto eq = word.find('=');
+    if (eq == std::string::npos) {
+      bad = word;
+      return false;
+    }
+    const std::string k = word.substr(0, eq), v = word.substr(eq + 1);
+    char* end = nullptr;
+    const long n = std::strtol(v.c_str(), &end, 10);
+    if (end == v.c_str() || *end) {
+      bad = word;
+      return false;
+    }
+    if (k == "nodelay") p.nodelay = n != 0;
+    else if (k == "sndbuf") p.send_buffer = int(n);
+    else if (k == "rcvbuf") p.receive_buffer = int(n);
+    else {
+      bad = word;
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string builtin_service::control(std::string_view line) {
+  std::istringstream in{std::string(line)};
+  std::string cmd;
+  in >> cmd;
+  if (cmd == "stats") {
+    const auto c = counters();
+    return fmt::format(
+        "ok workers={} live_workers={} queue_depth={} queue_capacity={} rejected={} retained_bytes={} "
+        "requests={} connections={} exceptions_caught={} workers_died={} protocol_errors={}",
+        c.workers, c.live_workers, c.queue_depth, c.queue_capacity, c.rejected, c.retained_bytes, c.requests,
+        c.connections, c.exceptions_caught, c.workers_died, c.protocol_errors);
+  }
+  if (cmd == "policy" || cmd == "check") {
+    socket_policy p;
+    std::string bad;
+    if (!parse_policy(in, p, bad)) return "error bad policy word '" + bad + "'";
+    if (cmd == "policy" && !p.nodelay && !p.send_buffer && !p.receive_buffer) {
+      const auto now = socket_policy_now();
+      return fmt::format("ok nodelay={} sndbuf={} rcvbuf={}", now.nodelay.value_or(true) ? 1 : 0,
+                         now.send_buffer.value_or(0), now.receive_buffer.value_or(0));
+    }
+    const auto r = cmd == "policy" ? set_socket_policy(p) : check_socket_policy(p);
+    return fmt::format("ok sockets={} matching={}", r.sockets, r.matching);
+  }
+  return "error unknown command '" + cmd + "' (stats, policy, check)";
+}
+
+void builtin_service::serve_control(const std::string& path) {
+  std::string name = path;
+  if (!name.empty() && name[0] == '@') name[0] = '\0';  // abstract namespace: nothing left on disk
+  control_acceptor_ = std::make_unique<local_stream::acceptor>(ioc_, local_stream::endpoint(name));
+  asio::co_spawn(ioc_, control_loop(), asio::detached);
+}
+
+awaitable<void> builtin_service::control_loop() {
+  for (;;) {
+    boost::system::error_code ec;
+    local_stream::socket s(ioc_);
+    co_await control_acceptor_->async_accept(s, asio::redirect_error(use_awaitable, ec));
+    if (ec) co_return;
+    asio::co_spawn(ioc_, control_session(std::move(s)), asio::detached);
+  }
+}
+
+awaitable<void> builtin_service::control_session(local_stream::socket s) {
+  std::string in;
+  for (;;) {
+    boost::system::error_code ec;
+    const size_t n =
+        co_await asio::async_read_until(s, asio::dynamic_buffer(in), '\n', asio::redirect_error(use_awaitable, ec));
+    if (ec) co_return;
+    std::string reply = control(std::string_view(in).substr(0, n - 1)) + "\n";
+    in.erase(0, n);
+    co_await asio::async_write(s, asio::buffer(reply), asio::redirect_error(use_awaitable, ec));
+    if (ec) co_return;
+  }
+}
+
+}  // namespace rig

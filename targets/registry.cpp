@@ -1,0 +1,192 @@
+#include <signal.h>
+
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+
+#include "core/asio.hpp"
+#include "core/process.hpp"
+#include "targets/builtin_service.hpp"
+#include "targets/control_client.hpp"
+#include "targets/target.hpp"
+
+namespace rig {
+
+namespace {
+
+std::string toml_literal(const option_spec& spec, const std::string& text) {
+  if (spec.type == opt_type::boolean || spec.type == opt_type::integer || spec.type == opt_type::real) return text;
+  std::ostringstream out;
+  out << toml::value<std::string>(text);
+  return out.str();
+}
+
+std::string tail_of(const std::string& path, size_t max_bytes = 2000) {
+  std::ifstream in(path);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return all.size() > max_bytes ? all.substr(all.size() - max_bytes) : all;
+}
+
+// The built-in target runs as a child process (`rig target`), so its CPU, memory and
+// threads are its own in /proc and it can later join cgroups before its first instruction.
+class builtin_target final : public target, public socket_tunable {
+ public:
+  explicit builtin_target(const option_values& v) : opts_(v) {}
+
+  void start(const target_env& env) override {
+    static int counter = 0;
+    control_path_ = fmt::format("@rig-target-{}-{}", ::getpid(), ++counter);
+    std::vector<std::string> argv = {env.rig_exe, "target", "--port", std::to_string(opts_.integer("port")),
+                                     "--control", control_path_};
+    for (const auto& key : opts_.given_keys()) {
+      if (key == "port") continue;
+      const option_spec* spec = nullptr;
+      for (const auto& s : builtin_options())
+        if (s.name == key) spec = &s;
+      argv.push_back("--set");
+      argv.push_back(key + "=" + toml_literal(*spec, opts_.text(key)));
+    }
+    if (opts_.boolean("wal") && !opts_.has("wal_path")) {
+      argv.push_back("--set");
+      argv.push_back("wal_path=" + toml_literal(builtin_options()[0], env.run_dir + "/target.wal"));
+    }
+    log_path_ = env.run_dir + "/target.log";
+    child_ = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = log_path_});
+    auto line = child_.read_line(10'000);
+    unsigned port = 0;
+    if (!line || std::sscanf(line->c_str(), "listening 127.0.0.1:%u", &port) != 1) {
+      child_.stop();
+      throw std::runtime_error("the built-in target did not start (" + child_.exit_description() +
+                               "); its log " + log_path_ + " says:\n" + tail_of(log_path_));
+    }
+    port_ = uint16_t(port);
+    control_.connect(control_path_);
+  }
+
+  void stop() noexcept override { child_.stop(); }
+  std::string host() const override { return "127.0.0.1"; }
+  uint16_t port() const override { return port_; }
+  std::optional<pid_t> pid() const override {
+    if (child_.pid() > 0) return child_.pid();
+    return std::nullopt;
+  }
+  std::optional<std::string> died() override {
+    if (child_.pid() > 0 && !child_.running()) return child_.exit_description();
+    return std::nullopt;
+  }
+  std::map<std::string, int64_t> counters() override {
+    return control_client::parse_pairs(control_.request("stats"));
+  }
+  socket_tunable* sockets() override { return this; }
+  nlohmann::json describe() const override {
+    return {{"kind", "builtin"}, {"pid", child_.pid()}, {"port", port_}, {"params", opts_.to_json()}};
+  }
+
+  socket_report set_socket_policy(const socket_policy& p) override { return report("policy", p); }
+  socket_report check_socket_policy(const socket_policy& p) override { return report("check", p); }
+  socket_policy socket_policy_now() override {
+    const auto kv = control_client::parse_pairs(control_.request("policy"));
+    socket_policy p;
+    p.nodelay = kv.at("nodelay") != 0;
+    if (kv.at("sndbuf")) p.send_buffer = int(kv.at("sndbuf"));
+    if (kv.at("rcvbuf")) p.receive_buffer = int(kv.at("rcvbuf"));
+    return p;
+  }
+
+ private:
+  socket_report report(const std::string& verb, const socket_policy& p) {
+    std::string line = verb;
+    if (p.nodelay) line += fmt::format(" nodelay={}", *p.nodelay ? 1 : 0);
+    if (p.send_buffer) line += fmt::format(" sndbuf={}", *p.send_buffer);
+    if (p.receive_buffer) line += fmt::format(" rcvbuf={}", *p.receive_buffer);
+    const auto kv = control_client::parse_pairs(control_.request(line));
+    return {int(kv.at("sockets")), int(kv.at("matching"))};
+  }
+
+  option_values opts_;
+  child_process child_;
+  control_client control_;
+  std::string control_path_, log_path_;
+  uint16_t port_ = 0;
+};
+
+const option_table& endpoint_options() {
+  static const option_table t = {
+      {.name = "address", .type = opt_type::string, .default_text = "",
+       .help = "host:port of a server rig did not start, on loopback (e.g. \"127.0.0.1:6379\")", .required = true},
+  };
+  return t;
+}
+
+// Splits "127.0.0.1:6379" / "[::1]:6379" / "localhost:80"; false when malformed.
+bool split_address(const std::string& a, std::string& host, uint16_t& port) {
+  const auto colon = a.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == a.size()) return false;
+  host = a.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  char* end = nullptr;
+  const long p = std::strtol(a.c_str() + colon + 1, &end, 10);
+  if (*end || p <= 0 || p > 65535) return false;
+  port = uint16_t(p);
+  return true;
+}
+
+bool is_loopback(const std::string& host) {
+  if (host == "localhost") return true;
+  boost::system::error_code ec;
+  const auto addr = asio::ip::make_address(host, ec);
+  return !ec && addr.is_loopback();
+}
+
+void check_endpoint(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  if (!v.has("address")) return;
+  std::string host;
+  uint16_t port = 0;
+  if (!split_address(v.str("address"), host, port))
+    diags.add(v.where("address"), fmt::format("'address' in {} must be host:port, e.g. \"127.0.0.1:6379\"",
+                                              ctx.section));
+  else if (!is_loopback(host))
+    diags.add(v.where("address"),
+              fmt::format("'address' in {} is {}: rig only sends traffic to loopback addresses", ctx.section, host));
+}
+
+class endpoint_target final : public target {
+ public:
+  explicit endpoint_target(const option_values& v) : opts_(v) {
+    split_address(v.str("address"), host_, port_);
+    if (host_ == "localhost") host_ = "127.0.0.1";
+  }
+  void start(const target_env&) override {}
+  void stop() noexcept override {}
+  std::string host() const override { return host_; }
+  uint16_t port() const override { return port_; }
+  nlohmann::json describe() const override {
+    return {{"kind", "endpoint"}, {"address", opts_.str("address")}, {"params", opts_.to_json()}};
+  }
+
+ private:
+  option_values opts_;
+  std::string host_;
+  uint16_t port_ = 0;
+};
+
+}  // namespace
+
+const std::vector<target_kind>& target_kinds() {
+  static const std::vector<target_kind> kinds = {
+      {"builtin", "rig's own TCP service with the knobs the seed cases need", &builtin_options,
+       [](const option_values& v) -> std::unique_ptr<target> { return std::make_unique<builtin_target>(v); }},
+      {"endpoint", "a server that is already running, by address (loopback only)", &endpoint_options,
+       [](const option_values& v) -> std::unique_ptr<target> { return std::make_unique<endpoint_target>(v); },
+       &check_endpoint},
+  };
+  return kinds;
+}
+
+const target_kind* find_target_kind(std::string_view name) {
+  for (const auto& k : target_kinds())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+}  // namespace rig

@@ -1,0 +1,52 @@
+#pragma once
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/options.hpp"
+#include "core/socket_policy.hpp"
+
+namespace rig {
+
+struct target_env {
+  std::string run_dir;  // logs and files of the target go here
+  std::string rig_exe;  // the rig binary, which runs the built-in target as `rig target`
+};
+
+// What workloads talk to, what the sampler watches, and what injectors reach into.
+class target {
+ public:
+  virtual ~target() = default;
+  virtual void start(const target_env& env) = 0;
+  virtual void stop() noexcept = 0;
+  virtual std::string host() const = 0;
+  virtual uint16_t port() const = 0;
+  virtual std::optional<pid_t> pid() const { return std::nullopt; }
+  // Non-empty once the target process has died: how ("killed by signal 9 (Killed)").
+  virtual std::optional<std::string> died() { return std::nullopt; }
+  // Internal counters (built-in target: live workers, queue depth, ...).
+  virtual std::map<std::string, int64_t> counters() { return {}; }
+  // Optional ability: the target's sockets take a socket policy.
+  virtual socket_tunable* sockets() { return nullptr; }
+  virtual nlohmann::json describe() const = 0;
+};
+
+struct target_kind {
+  std::string_view name;
+  std::string_view summary;
+  const option_table& (*options)();
+  std::unique_ptr<target> (*make)(const option_values&);
+  // Cross-key checks beyond the option table (may be null).
+  void (*check)(const option_values&, const bind_context&, diagnostics&) = nullptr;
+};
+
+const std::vector<target_kind>& target_kinds();
+const target_kind* find_target_kind(std::string_view name);
+
+}  // namespace rig

@@ -1,0 +1,100 @@
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "core/histogram.hpp"
+
+using rig::histogram;
+
+namespace {
+// Exact percentile with the histogram's rank rule: the value of rank ceil(p/100 * n).
+int64_t exact(std::vector<int64_t>& sorted, double p) {
+  auto rank = size_t(std::ceil(p / 100.0 * double(sorted.size())));
+  rank = std::clamp<size_t>(rank, 1, sorted.size());
+  return sorted[rank - 1];
+}
+}  // namespace
+
+TEST_CASE("percentiles of 10^6 random values are within 0.1% of the exact ones") {
+  std::mt19937_64 rng(7);
+  // Log-uniform from 1 us to 1 h covers every bucket of the range.
+  std::uniform_real_distribution<double> exponent(std::log(1e3), std::log(3.6e12));
+  std::vector<int64_t> values(1'000'000);
+  histogram h;
+  for (auto& v : values) {
+    v = int64_t(std::exp(exponent(rng)));
+    h.record(v);
+  }
+  std::sort(values.begin(), values.end());
+  for (double p : {0.1, 1.0, 10.0, 25.0, 50.0, 75.0, 90.0, 99.0, 99.9, 99.99, 100.0}) {
+    const double want = double(exact(values, p));
+    const double got = double(h.percentile(p));
+    CAPTURE(p);
+    CHECK(std::abs(got - want) / want <= 0.001);
+    CHECK(got >= want);  // never under-reports
+  }
+  CHECK(h.count() == values.size());
+  CHECK(h.min() == values.front());
+  CHECK(h.max() == values.back());
+}
+
+TEST_CASE("a narrow cluster keeps its percentiles apart") {
+  histogram h;
+  for (int i = 0; i < 1000; ++i) h.record(42'000'000 + i * 6'000);  // 42 ms .. 48 ms
+  CHECK(h.percentile(50) == doctest::Approx(45'000'000).epsilon(0.002));
+  CHECK(h.percentile(10) < h.percentile(90));
+  CHECK(h.percentile(90) == doctest::Approx(47'400'000).epsilon(0.002));
+}
+
+TEST_CASE("merge equals recording everything into one histogram") {
+  std::mt19937_64 rng(11);
+  std::lognormal_distribution<double> d(11.0, 1.5);
+  histogram a, b, all;
+  for (int i = 0; i < 200'000; ++i) {
+    const auto v = int64_t(d(rng));
+    (i % 3 ? a : b).record(v);
+    all.record(v);
+  }
+  a.merge(b);
+  CHECK(a.count() == all.count());
+  CHECK(a.min() == all.min());
+  CHECK(a.max() == all.max());
+  CHECK(a.mean() == doctest::Approx(all.mean()));
+  for (double p : {1.0, 50.0, 99.0, 99.9, 100.0}) CHECK(a.percentile(p) == all.percentile(p));
+}
+
+TEST_CASE("values outside 1 us .. 1 h are clamped and counted, not dropped") {
+  histogram h;
+  h.record(0);
+  h.record(500);
+  h.record(histogram::highest_ns * 2);
+  h.record(5'000);
+  CHECK(h.count() == 4);
+  CHECK(h.underflows() == 2);
+  CHECK(h.overflows() == 1);
+  CHECK(h.min() == histogram::lowest_ns);
+  CHECK(h.max() == histogram::highest_ns);
+  CHECK(h.percentile(100) == histogram::highest_ns);
+}
+
+TEST_CASE("bucket geometry: every index maps back to a range that holds its values") {
+  for (int64_t v : {int64_t(1000), int64_t(2047), int64_t(2048), int64_t(123'456), int64_t(44'000'000),
+                    histogram::highest_ns}) {
+    const int i = histogram::index_of(v);
+    CAPTURE(v);
+    CHECK(i >= 0);
+    CHECK(i < histogram::counts_length());
+    CHECK(histogram::lowest_equivalent(i) <= v);
+    CHECK(histogram::highest_equivalent(i) >= v);
+    CHECK(double(histogram::highest_equivalent(i) - histogram::lowest_equivalent(i)) <= double(v) / 1000.0 + 1);
+  }
+}
+
+TEST_CASE("an empty histogram reports zeros") {
+  histogram h;
+  CHECK(h.count() == 0);
+  CHECK(h.percentile(99) == 0);
+  CHECK(h.mean() == 0);
+}

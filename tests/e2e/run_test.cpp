@@ -1,0 +1,232 @@
+// End to end: the real rig binary, the real built-in target as its child, real sockets.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/process.hpp"
+
+using namespace rig;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct temp_dir {
+  std::string path;
+  temp_dir() {
+    char t[] = "/tmp/rig-e2e-XXXXXX";
+    REQUIRE(::mkdtemp(t));
+    path = t;
+  }
+  ~temp_dir() { fs::remove_all(path); }
+};
+
+struct finished {
+  int code = -1;
+  std::vector<std::string> out;
+  std::string err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+finished run_rig(const std::vector<std::string>& args, const std::string& dir, int timeout_ms = 60'000) {
+  std::vector<std::string> argv = {RIG_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = dir + "/stderr.txt"});
+  finished f;
+  while (auto line = c.read_line(timeout_ms)) f.out.push_back(*line);
+  REQUIRE(c.wait(timeout_ms));
+  f.code = c.exit_code().value_or(-1);
+  f.err = slurp(dir + "/stderr.txt");
+  return f;
+}
+
+std::string report_path(const std::vector<std::string>& out) {
+  for (const auto& l : out)
+    if (auto at = l.find("report: "); at != std::string::npos) return l.substr(at + 8);
+  return {};
+}
+
+void require_keys(const nlohmann::json& j, const std::vector<std::string>& keys, const std::string& where) {
+  for (const auto& k : keys) {
+    CAPTURE(where);
+    CAPTURE(k);
+    CHECK(j.contains(k));
+  }
+}
+
+const std::string quickstart = RIG_SOURCE_DIR "/scenarios/quickstart.toml";
+
+}  // namespace
+
+TEST_CASE("quickstart with short phases: every report key, and the nagle phase magnified") {
+  temp_dir tmp;
+  const auto f = run_rig({"run", quickstart, "--out", tmp.path, "--set", "phases.baseline.duration=1s", "--set",
+                          "phases.nagle.duration=2s", "--set", "phases.recovery.duration=1s"},
+                         tmp.path);
+  INFO("stderr: " << f.err);
+  REQUIRE(f.code == 0);
+  const std::string path = report_path(f.out);
+  REQUIRE(!path.empty());
+  const auto r = nlohmann::json::parse(slurp(path));
+
+  require_keys(r, {"rig_version", "status", "scenario", "host", "phases", "magnification", "events", "expectations"},
+               "report");
+  CHECK(r["status"] == "ok");
+  require_keys(r["scenario"], {"name", "file"}, "scenario");
+  require_keys(r["host"], {"kernel", "cpus", "cgroup"}, "host");
+  REQUIRE(r["phases"].size() == 3);
+  for (const auto& p : r["phases"]) {
+    require_keys(p, {"name", "start_s", "end_s", "injections", "workloads", "resources"}, "phase");
+    const auto& w = p["workloads"]["rr"];
+    require_keys(w, {"ops", "errors", "throughput_ops_s", "latency_us", "service_us", "send_lag_us"}, "workload");
+    for (const char* h : {"latency_us", "service_us", "send_lag_us"})
+      require_keys(w[h], {"min", "mean", "p50", "p90", "p99", "p999", "max"}, h);
+    require_keys(p["resources"]["target"], {"cpu_pct", "rss_max_bytes", "threads_min", "threads_max", "ctx_switches"},
+                 "resources.target");
+    CHECK(p["resources"]["target"]["live_workers_min"] == 4);
+    CHECK(w["ops"].get<uint64_t>() > 0);
+  }
+  const auto& inj = r["phases"][1]["injections"];
+  REQUIRE(inj.size() == 1);
+  require_keys(inj[0], {"name", "kind", "mechanism", "params", "verified", "verification", "measured"}, "injection");
+  CHECK(inj[0]["verified"] == true);
+  CHECK(inj[0]["measured"]["sockets_nodelay_off"] == 4);
+  CHECK(r["phases"][0]["injections"].empty());
+
+  bool found = false;
+  for (const auto& m : r["magnification"]) {
+    require_keys(m, {"phase", "baseline", "workload", "p50_x", "p99_x", "throughput_x"}, "magnification");
+    if (m["phase"] == "nagle") {
+      found = true;
+      MESSAGE("nagle p50 magnification: " << m["p50_x"].get<double>() << "x");
+      CHECK(m["p50_x"].get<double>() >= 10);
+    }
+    if (m["phase"] == "recovery") CHECK(m["p50_x"].get<double>() < 3);
+  }
+  CHECK(found);
+  for (const auto& e : r["expectations"]) {
+    require_keys(e, {"expr", "ok", "actual"}, "expectation");
+    CHECK(e["ok"] == true);
+  }
+
+  const std::string dir = fs::path(path).parent_path();
+  const std::string csv = slurp(dir + "/timeseries.csv");
+  CHECK(csv.rfind("t_s,phase,rr.ops,rr.p50_us,rr.p99_us,rr.errors,target.cpu_pct", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') >= 4);
+  CHECK(csv.find(",nagle,") != std::string::npos);
+  // The terminal table has a row per phase with the magnification beside it.
+  bool table_row = false;
+  for (const auto& l : f.out) table_row = table_row || (l.rfind("nagle ", 0) == 0 && l.find("×") != std::string::npos);
+  CHECK(table_row);
+}
+
+TEST_CASE("Ctrl-C in the nagle phase: report written as interrupted, target stopped") {
+  temp_dir tmp;
+  std::vector<std::string> argv = {RIG_BINARY, "run", quickstart, "--out", tmp.path,
+                                   "--set", "phases.baseline.duration=1s", "--set", "phases.nagle.duration=20s"};
+  auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = tmp.path + "/stderr.txt"});
+  bool in_nagle = false;
+  while (auto line = c.read_line(30'000)) {
+    if (line->find("▶ nagle") != std::string::npos) {
+      in_nagle = true;
+      break;
+    }
+  }
+  REQUIRE(in_nagle);
+  ::usleep(500'000);
+  REQUIRE(::kill(c.pid(), SIGINT) == 0);
+  std::vector<std::string> out;
+  while (auto line = c.read_line(20'000)) out.push_back(*line);
+  REQUIRE(c.wait(20'000));
+  CHECK(c.exit_code() == 130);
+  const std::string path = report_path(out);
+  REQUIRE(!path.empty());
+  const auto r = nlohmann::json::parse(slurp(path));
+  CHECK(r["status"] == "interrupted");
+  REQUIRE(r["phases"].size() == 2);
+  CHECK(r["phases"][1]["completed"] == false);
+  CHECK(r["phases"][1]["end_s"].get<double>() < r["phases"][1]["start_s"].get<double>() + 5);
+  bool event = false;
+  for (const auto& e : r["events"]) event = event || e["kind"] == "interrupted";
+  CHECK(event);
+  const pid_t target = r["target"]["pid"].get<pid_t>();
+  REQUIRE(target > 0);
+  CHECK(::kill(target, 0) == -1);
+  CHECK(errno == ESRCH);
+}
+
+TEST_CASE("a scenario with a typo is refused with exit 2 and its line number") {
+  temp_dir tmp;
+  std::string text = slurp(quickstart);
+  const auto at = text.find("connections = 4");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 11, "conections");
+  const std::string file = tmp.path + "/typo.toml";
+  std::ofstream(file) << text;
+  const int line = int(std::count(text.begin(), text.begin() + long(at), '\n')) + 1;
+  for (const std::string verb : {"validate", "run"}) {
+    std::vector<std::string> args = {verb, file};
+    if (verb == "run") args.insert(args.end(), {"--out", tmp.path + "/runs"});
+    const auto f = run_rig(args, tmp.path);
+    CAPTURE(verb);
+    CHECK(f.code == 2);
+    CHECK(f.err.find(file + ":" + std::to_string(line) +
+                     ":1: unknown key 'conections' in [workloads.rr]; did you mean 'connections'?") !=
+          std::string::npos);
+  }
+  CHECK(!fs::exists(tmp.path + "/runs"));
+}
+
+TEST_CASE("CLI: validate OK, list shows option help, bad flags exit 2") {
+  temp_dir tmp;
+  auto ok = run_rig({"validate", quickstart}, tmp.path);
+  CHECK(ok.code == 0);
+  REQUIRE(!ok.out.empty());
+  CHECK(ok.out[0].find(": OK (1 workload, 1 injector, 3 phases, 4 checks)") != std::string::npos);
+
+  auto list = run_rig({"list", "workloads"}, tmp.path);
+  CHECK(list.code == 0);
+  bool connections = false;
+  for (const auto& l : list.out) connections = connections || (l.find("connections") != std::string::npos &&
+                                                               l.find("default 1") != std::string::npos);
+  CHECK(connections);
+
+  CHECK(run_rig({"run"}, tmp.path).code == 2);
+  CHECK(run_rig({"frobnicate"}, tmp.path).code == 2);
+  CHECK(run_rig({"list", "gizmos"}, tmp.path).code == 2);
+  const auto bad_set = run_rig({"validate", quickstart, "--set", "workloads.rr.connections=lots"}, tmp.path);
+  CHECK(bad_set.code == 2);
+  CHECK(bad_set.err.find("--set workloads.rr.connections=lots: 'connections' in [workloads.rr] must be an integer") !=
+        std::string::npos);
+  for (const std::string sub : {"run", "validate", "list", "target"}) {
+    const auto h = run_rig({sub, "--help"}, tmp.path);
+    CAPTURE(sub);
+    CHECK(h.code == 0);
+    CHECK(!h.out.empty());
+  }
+}
+
+TEST_CASE("rig target runs the built-in target alone and stops on SIGTERM") {
+  temp_dir tmp;
+  auto c = child_process::spawn({.argv = {RIG_BINARY, "target", "--port", "0", "--set", "workers=2"},
+                                 .capture_stdout = true, .stderr_path = tmp.path + "/stderr.txt"});
+  auto line = c.read_line(10'000);
+  REQUIRE(line);
+  CHECK(line->rfind("listening 127.0.0.1:", 0) == 0);
+  ::kill(c.pid(), SIGTERM);
+  REQUIRE(c.wait(5000));
+  CHECK(c.exit_code() == 0);
+  CHECK(slurp(tmp.path + "/stderr.txt").find("stopped by") != std::string::npos);
+
+  auto bad = run_rig({"target", "--set", "workerz=2"}, tmp.path);
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("unknown key 'workerz'") != std::string::npos);
+  CHECK(bad.err.find("did you mean 'workers'") != std::string::npos);
+}

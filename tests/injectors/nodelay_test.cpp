@@ -1,0 +1,62 @@
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "../helpers.hpp"
+#include "core/clock.hpp"
+#include "injectors/nodelay.hpp"
+#include "targets/builtin_service.hpp"
+#include "workloads/tcp.hpp"
+
+using namespace rig;
+using rig::testing::bind_text;
+
+TEST_CASE("nodelay where=both: applied, read back on every socket, reverted to the prior state") {
+  builtin_service svc(builtin_config{});
+  svc.start();
+  run_clock clock;
+  clock.start_ns = mono_ns();
+  window_sink windows;
+  tcp_workload w(bind_text(tcp_workload_options(), "connections = 2\n"));
+  w.start({"rr", "127.0.0.1", svc.port(), &clock, &windows});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+
+  run_context ctx{"builtin", std::nullopt, &svc, {{"rr", &w}}};
+  auto inj = make_nodelay(bind_text(nodelay_options(), "where = \"both\"\n"));
+  REQUIRE(inj->probe(ctx).ok);
+  inj->apply(ctx);
+  const auto v = inj->verify(ctx);
+  CHECK(v.ok);
+  CHECK(v.text == "target: 2 of 2 sockets read back TCP_NODELAY=0; workload rr: 2 of 2 sockets read back TCP_NODELAY=0");
+  CHECK(v.measured["sockets"] == 4);
+  CHECK(v.measured["sockets_nodelay_off"] == 4);
+
+  inj->revert(ctx);
+  socket_policy on;
+  on.nodelay = true;
+  CHECK(svc.check_socket_policy(on).matching == 2);
+  CHECK(w.check_socket_policy(on).matching == 2);
+  CHECK(svc.socket_policy_now().nodelay == true);
+  inj->revert(ctx);  // idempotent
+  w.stop();
+}
+
+TEST_CASE("nodelay verification fails loudly when there is nothing to change") {
+  builtin_service svc(builtin_config{});
+  svc.start();
+  run_context ctx{"builtin", std::nullopt, &svc, {}};
+  auto inj = make_nodelay(bind_text(nodelay_options(), "where = \"target\"\n"));
+  inj->apply(ctx);
+  const auto v = inj->verify(ctx);
+  CHECK_FALSE(v.ok);
+  CHECK(v.text.find("no open sockets") != std::string::npos);
+  inj->revert(ctx);
+}
+
+TEST_CASE("nodelay probe names what is missing") {
+  run_context ctx{"endpoint", std::nullopt, nullptr, {}};
+  auto inj = make_nodelay(bind_text(nodelay_options(), "where = \"target\"\n"));
+  const auto p = inj->probe(ctx);
+  CHECK_FALSE(p.ok);
+  CHECK(p.reason.find("where = \"workload\"") != std::string::npos);
+}

@@ -1,0 +1,158 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "rig/scenario.hpp"
+
+using namespace rig;
+
+namespace {
+
+const std::string good = R"(name = "t"
+
+[target]
+kind = "builtin"
+reply_writes = 2
+
+[workloads.rr]
+kind = "tcp"
+connections = 4
+
+[injectors.no_nodelay]
+kind = "nodelay"
+
+[[phases]]
+name = "baseline"
+duration = "1s"
+
+[[phases]]
+name = "nagle"
+duration = "2s"
+inject = ["no_nodelay"]
+
+[expect]
+checks = ["nagle.rr.latency.p50 > 10ms"]
+)";
+
+// The errors a scenario produces, one string per error.
+std::vector<std::string> errors_of(const std::string& text, const std::vector<std::string>& sets = {}) {
+  try {
+    parse_scenario(text, "s.toml", sets);
+  } catch (const input_error& e) {
+    std::vector<std::string> out;
+    for (const auto& d : e.diags().items()) out.push_back(d.str());
+    MESSAGE(std::string(e.what()));
+    return out;
+  }
+  return {};
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  return s.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("every file in scenarios/ validates") {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(RIG_SOURCE_DIR "/scenarios")) {
+    if (e.path().extension() != ".toml") continue;
+    CAPTURE(e.path().string());
+    CHECK_NOTHROW(load_scenario(e.path().string()));
+    ++n;
+  }
+  CHECK(n >= 1);
+}
+
+TEST_CASE("a good scenario loads into typed values") {
+  const auto sc = parse_scenario(good, "s.toml");
+  CHECK(sc.name == "t");
+  CHECK(sc.target.kind == "builtin");
+  CHECK(sc.target.opts.integer("reply_writes") == 2);
+  REQUIRE(sc.workloads.size() == 1);
+  CHECK(sc.workloads[0].opts.integer("connections") == 4);
+  REQUIRE(sc.phases.size() == 2);
+  CHECK(sc.phases[1].duration_ns == 2'000'000'000);
+  CHECK(sc.phases[1].inject == std::vector<std::string>{"no_nodelay"});
+  CHECK(sc.checks.size() == 1);
+}
+
+TEST_CASE("a typo is refused with its line and the nearest key") {
+  CHECK(errors_of(replace(good, "connections = 4", "conections = 4")) ==
+        std::vector<std::string>{"s.toml:9:1: unknown key 'conections' in [workloads.rr]; did you mean 'connections'?"});
+}
+
+TEST_CASE("wrong type, missing unit and out-of-range values name line and key") {
+  CHECK(errors_of(replace(good, "connections = 4", "connections = \"four\"")) ==
+        std::vector<std::string>{"s.toml:9:1: 'connections' in [workloads.rr] must be an integer"});
+  CHECK(errors_of(replace(good, "duration = \"1s\"", "duration = 1")) ==
+        std::vector<std::string>{
+            "s.toml:16:1: 'duration' in [[phases]] 'baseline' needs a unit: write it as a string, e.g. \"250ms\""});
+  CHECK(errors_of(replace(good, "connections = 4", "connections = 0")) ==
+        std::vector<std::string>{"s.toml:9:1: 'connections' in [workloads.rr] is out of range; must be 1 .. 100000"});
+}
+
+TEST_CASE("unknown kinds and unknown injectors in a phase are named with suggestions") {
+  CHECK(errors_of(replace(good, "kind = \"nodelay\"", "kind = \"nodelya\"")) ==
+        std::vector<std::string>{"s.toml:12:8: unknown injector kind 'nodelya' in [injectors.no_nodelay]; did you "
+                                 "mean 'nodelay'? (known: nodelay)"});
+  CHECK(errors_of(replace(good, "inject = [\"no_nodelay\"]", "inject = [\"no_nodely\"]")) ==
+        std::vector<std::string>{"s.toml:21:11: phase 'nagle' injects 'no_nodely', which no [injectors.NAME] "
+                                 "defines; did you mean 'no_nodelay'?"});
+}
+
+TEST_CASE("structural problems: missing target, duplicate phases, no phases, TOML syntax") {
+  CHECK(errors_of(replace(good, "[target]\nkind = \"builtin\"\nreply_writes = 2\n", "")) ==
+        std::vector<std::string>{"s.toml:1:1: missing [target] (kind = \"builtin\" runs rig's own service)"});
+  CHECK(errors_of(replace(good, "name = \"nagle\"", "name = \"baseline\"")).at(0) ==
+        "s.toml:19:1: duplicate phase name 'baseline'");
+  const auto syntax = errors_of(replace(good, "connections = 4", "connections = = 4"));
+  REQUIRE(syntax.size() == 1);
+  CHECK(syntax[0].rfind("s.toml:9:", 0) == 0);
+  CHECK(syntax[0].find("TOML syntax") != std::string::npos);
+  const std::string no_phases = good.substr(0, good.find("[[phases]]"));
+  CHECK(errors_of(no_phases).at(0) == "s.toml:1:1: no [[phases]]: a scenario needs at least one phase (e.g. a baseline)");
+}
+
+TEST_CASE("every error is reported at once") {
+  std::string s = replace(good, "connections = 4", "conections = 4");
+  s = replace(s, "reply_writes = 2", "reply_writes = 0");
+  s = replace(s, "duration = \"2s\"", "duration = \"2 fortnights\"");
+  CHECK(errors_of(s).size() == 3);
+}
+
+TEST_CASE("--set overrides keys and its errors name the flag") {
+  const auto sc = parse_scenario(good, "s.toml", {"workloads.rr.connections=8", "phases.nagle.duration=500ms"});
+  CHECK(sc.workloads[0].opts.integer("connections") == 8);
+  CHECK(sc.phases[1].duration_ns == 500'000'000);
+  CHECK(errors_of(good, {"workloads.rr.conections=8"}) ==
+        std::vector<std::string>{
+            "s.toml: --set workloads.rr.conections=8: unknown key 'conections' in [workloads.rr]; did you mean "
+            "'connections'?"});
+  CHECK(errors_of(good, {"workloads.r.connections=8"}) ==
+        std::vector<std::string>{"s.toml: --set workloads.r.connections=8: no table [workloads.r] in the scenario; "
+                                 "did you mean 'rr'?"});
+  CHECK(errors_of(good, {"phases.nagel.duration=1s"}) ==
+        std::vector<std::string>{"s.toml: --set phases.nagel.duration=1s: no phase 'nagel'; did you mean 'nagle'?"});
+  CHECK(errors_of(good, {"workloads.rr.connections"}) ==
+        std::vector<std::string>{
+            "s.toml: --set workloads.rr.connections: expected key=value, e.g. --set workloads.rr.connections=8"});
+}
+
+TEST_CASE("expect checks are validated against the scenario's names") {
+  CHECK(errors_of(replace(good, "nagle.rr.latency.p50 > 10ms", "nagel.rr.latency.p50 > 10ms")) ==
+        std::vector<std::string>{
+            "s.toml:24:11: check \"nagel.rr.latency.p50 > 10ms\": no phase 'nagel'; did you mean 'nagle'?"});
+  CHECK(errors_of(replace(good, "nagle.rr.latency.p50 > 10ms", "nagle.rr.latency.p50 > 10")) ==
+        std::vector<std::string>{"s.toml:24:11: check \"nagle.rr.latency.p50 > 10\": value '10': missing unit "
+                                 "(expected ns, us, ms, s, min or h, e.g. \"250ms\")"});
+}
+
+TEST_CASE("endpoint targets must be loopback addresses") {
+  const std::string base = replace(good, "kind = \"builtin\"\nreply_writes = 2", "kind = \"endpoint\"\naddress = \"10.1.2.3:80\"");
+  const auto e = errors_of(replace(base, "[injectors.no_nodelay]\nkind = \"nodelay\"\n", "[injectors.no_nodelay]\nkind = \"nodelay\"\nwhere = \"workload\"\n"));
+  REQUIRE(e.size() == 1);
+  CHECK(e[0] == "s.toml:5:1: 'address' in [target] is 10.1.2.3: rig only sends traffic to loopback addresses");
+}

@@ -1,0 +1,182 @@
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <thread>
+
+#include "core/clock.hpp"
+#include "core/fd.hpp"
+#include "core/wire.hpp"
+#include "targets/builtin_service.hpp"
+
+using namespace rig;
+
+namespace {
+
+unique_fd connect_to(uint16_t port) {
+  unique_fd fd(::socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  int one = 1;
+  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  timeval tv{5, 0};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+bool read_exact(int fd, void* p, size_t n) {
+  auto* c = static_cast<char*>(p);
+  while (n) {
+    const ssize_t r = ::recv(fd, c, n, 0);
+    if (r <= 0) return false;
+    c += r;
+    n -= size_t(r);
+  }
+  return true;
+}
+
+// One request of the built-in protocol; returns the reply status, or -1 on I/O failure.
+int request(int fd, uint32_t req_bytes, uint32_t resp_bytes, uint32_t seq, uint32_t* payload = nullptr) {
+  std::vector<char> buf(req_bytes, 0);
+  wire::request_header h{wire::request_magic, req_bytes, resp_bytes, seq};
+  std::memcpy(buf.data(), &h, sizeof h);
+  if (::send(fd, buf.data(), buf.size(), MSG_NOSIGNAL) != ssize_t(buf.size())) return -1;
+  wire::reply_header r{};
+  if (!read_exact(fd, &r, sizeof r) || r.magic != wire::reply_magic || r.seq != seq) return -1;
+  std::vector<char> body(r.payload_bytes);
+  if (!read_exact(fd, body.data(), body.size())) return -1;
+  if (payload) *payload = r.payload_bytes;
+  return int(r.status);
+}
+
+}  // namespace
+
+TEST_CASE("replies carry the size the request asked for, and counters count them") {
+  builtin_config cfg;
+  cfg.workers = 2;
+  builtin_service svc(cfg);
+  svc.start();
+  auto fd = connect_to(svc.port());
+  uint32_t payload = 0;
+  for (uint32_t i = 1; i <= 10; ++i) REQUIRE(request(fd.get(), 64, 4096, i, &payload) == 0);
+  CHECK(payload == 4096 - wire::header_bytes);
+  const auto c = svc.counters();
+  CHECK(c.requests == 10);
+  CHECK(c.live_workers == 2);
+  CHECK(c.connections == 1);
+  CHECK(c.rejected == 0);
+}
+
+TEST_CASE("TCP_NODELAY off with two-piece replies stalls on the delayed ACK; back on, it does not") {
+  builtin_config cfg;
+  cfg.reply_writes = 2;
+  builtin_service svc(cfg);
+  svc.start();
+  auto fd = connect_to(svc.port());
+  auto median_ms = [&](int n) {
+    std::vector<double> t;
+    static uint32_t seq = 0;
+    for (int i = 0; i < n; ++i) {
+      const int64_t t0 = mono_ns();
+      REQUIRE(request(fd.get(), 64, 64, ++seq) == 0);
+      t.push_back(double(mono_ns() - t0) / 1e6);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  const double fast = median_ms(50);
+  socket_policy off;
+  off.nodelay = false;
+  const auto r = svc.set_socket_policy(off);
+  CHECK(r.sockets == 1);
+  CHECK(r.matching == 1);
+  CHECK(svc.check_socket_policy(off).matching == 1);
+  const double slow = median_ms(9);
+  socket_policy on;
+  on.nodelay = true;
+  svc.set_socket_policy(on);
+  const double again = median_ms(50);
+  MESSAGE("median ms: nodelay on " << fast << ", off " << slow << ", on again " << again);
+  CHECK(fast < 5.0);
+  CHECK(slow > 10.0);
+  CHECK(slow > 10 * fast);
+  CHECK(again < 5.0);
+}
+
+TEST_CASE("queue capacity 1 sends concurrent requests down the reject path") {
+  builtin_config cfg;
+  cfg.workers = 1;
+  cfg.queue_capacity = 1;
+  cfg.work_ns = 30 * ns_per_ms;
+  builtin_service svc(cfg);
+  svc.start();
+  std::atomic<int> ok{0}, rejected{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c)
+    clients.emplace_back([&] {
+      auto fd = connect_to(svc.port());
+      for (uint32_t i = 1; i <= 5; ++i) {
+        const int s = request(fd.get(), 64, 64, i);
+        if (s == 0) ++ok;
+        if (s == int(wire::status::rejected)) ++rejected;
+      }
+    });
+  for (auto& t : clients) t.join();
+  CHECK(ok + rejected == 20);
+  CHECK(rejected > 0);
+  CHECK(ok > 0);
+  CHECK(svc.counters().rejected == rejected);
+}
+
+TEST_CASE("retained bytes and the write-ahead log grow per request") {
+  char dir[] = "/tmp/rig-wal-XXXXXX";
+  REQUIRE(::mkdtemp(dir));
+  builtin_config cfg;
+  cfg.retain_per_request = 1000;
+  cfg.wal = true;
+  cfg.wal_path = std::string(dir) + "/target.wal";
+  {
+    builtin_service svc(cfg);
+    svc.start();
+    auto fd = connect_to(svc.port());
+    for (uint32_t i = 1; i <= 25; ++i) REQUIRE(request(fd.get(), 64, 64, i) == 0);
+    CHECK(svc.counters().retained_bytes == 25'000);
+    struct stat st{};
+    REQUIRE(::stat(cfg.wal_path.c_str(), &st) == 0);
+    CHECK(st.st_size == 25 * 64);
+  }
+  ::unlink(cfg.wal_path.c_str());
+  ::rmdir(dir);
+}
+
+TEST_CASE("the control channel answers stats and policy, and refuses nonsense") {
+  builtin_service svc(builtin_config{});
+  svc.start();
+  auto fd = connect_to(svc.port());
+  REQUIRE(request(fd.get(), 64, 64, 1) == 0);
+  CHECK(svc.control("stats").find("requests=1 ") != std::string::npos);
+  CHECK(svc.control("policy") == "ok nodelay=1 sndbuf=0 rcvbuf=0");
+  CHECK(svc.control("policy nodelay=0") == "ok sockets=1 matching=1");
+  CHECK(svc.control("check nodelay=0") == "ok sockets=1 matching=1");
+  CHECK(svc.control("check nodelay=1") == "ok sockets=1 matching=0");
+  CHECK(svc.control("policy speed=9").rfind("error", 0) == 0);
+  CHECK(svc.control("dance").rfind("error unknown command 'dance'", 0) == 0);
+}
+
+TEST_CASE("a malformed frame closes the connection and is counted") {
+  builtin_service svc(builtin_config{});
+  svc.start();
+  auto fd = connect_to(svc.port());
+  const char junk[16] = "GET / HTTP/1.1\n";
+  REQUIRE(::send(fd.get(), junk, sizeof junk, 0) == 16);
+  char b;
+  CHECK(::recv(fd.get(), &b, 1, 0) == 0);  // closed by the target
+  CHECK(svc.counters().protocol_errors == 1);
+}

@@ -1,0 +1,47 @@
+#include <doctest/doctest.h>
+
+#include "core/clock.hpp"
+#include "workloads/recorder.hpp"
+
+using namespace rig;
+
+TEST_CASE("samples go to the running phase; between phases they are counted apart") {
+  run_clock clock;
+  clock.start_ns = 0;
+  window_sink sink;
+  thread_recorder rec(clock, sink, "rr");
+  rec.record(0, 0, 100'000);  // between phases
+  clock.phase = 0;
+  rec.record(0, 0, 200'000);
+  rec.record(0, 10'000, 300'000);
+  clock.phase = 2;
+  rec.error(error_kind::timeout, 400'000);
+  REQUIRE(rec.phases().size() == 3);
+  CHECK(rec.between_phases() == 1);
+  CHECK(rec.phases()[0]->ops == 2);
+  CHECK(rec.phases()[0]->send_lag.count() == 1);  // the closed-loop sample has no lag
+  CHECK(rec.phases()[1] == nullptr);
+  CHECK(rec.phases()[2]->errors[size_t(error_kind::timeout)] == 1);
+}
+
+TEST_CASE("one-second windows merge across threads and summarize once") {
+  run_clock clock;
+  clock.start_ns = 0;
+  clock.phase = 0;
+  window_sink sink;
+  thread_recorder a(clock, sink, "rr"), b(clock, sink, "rr");
+  for (int i = 0; i < 100; ++i) a.record(0, 0, 1'000'000 + i);          // second 0, 1 ms
+  for (int i = 0; i < 100; ++i) b.record(0, 0, 3'000'000 + i);          // second 0, 3 ms
+  a.record(ns_per_s, ns_per_s, ns_per_s + 5'000'000);                   // second 1 hands in second 0
+  b.tick(ns_per_s + 1);
+  sink.finalize(1);
+  auto rows = sink.rows();
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].index == 0);
+  CHECK(rows[0].ops == 200);
+  CHECK(rows[0].p50_us == doctest::Approx(1000).epsilon(0.01));
+  CHECK(rows[0].p99_us == doctest::Approx(3000).epsilon(0.01));
+  a.flush();
+  sink.finalize(INT64_MAX);
+  CHECK(sink.rows().size() == 2);
+}

@@ -1,0 +1,132 @@
+#include <doctest/doctest.h>
+#include <sys/socket.h>
+
+#include <thread>
+
+#include "../helpers.hpp"
+#include "core/clock.hpp"
+#include "targets/builtin_service.hpp"
+#include "workloads/tcp.hpp"
+
+using namespace rig;
+using rig::testing::bind_text;
+
+namespace {
+
+struct harness {
+  run_clock clock;
+  window_sink windows;
+  std::unique_ptr<tcp_workload> w;
+
+  harness(const std::string& toml, uint16_t port, const std::string& host = "127.0.0.1") {
+    w = std::make_unique<tcp_workload>(bind_text(tcp_workload_options(), toml));
+    clock.start_ns = mono_ns();
+    w->start({"rr", host, port, &clock, &windows});
+  }
+  // Runs phase 0 for the given time and returns its figures.
+  phase_stats run_phase(int64_t ms) {
+    clock.phase = 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    clock.phase = -1;
+    w->stop();
+    auto r = w->results();
+    REQUIRE(!r.empty());
+    return r[0];
+  }
+};
+
+uint64_t errors_of(const phase_stats& s, error_kind k) { return s.errors[size_t(k)]; }
+
+}  // namespace
+
+TEST_CASE("closed loop against the built-in target: every request answered, no send lag") {
+  builtin_service svc(builtin_config{});
+  svc.start();
+  harness h("connections = 2\nthreads = 2\n", svc.port());
+  const auto s = h.run_phase(1000);
+  MESSAGE("closed loop: " << s.ops << " ops in 1 s, p50 " << double(s.latency.percentile(50)) / 1e3 << " us");
+  CHECK(s.ops > 500);
+  CHECK(s.error_total() == 0);
+  CHECK(s.latency.count() == s.ops);
+  CHECK(s.service.count() == s.ops);
+  CHECK(s.send_lag.count() == 0);
+  CHECK(svc.counters().requests >= int64_t(s.ops));
+}
+
+TEST_CASE("open loop holds the asked rate and records send lag beside latency") {
+  builtin_service svc(builtin_config{});
+  svc.start();
+  harness h("connections = 4\nrate = \"1000/s\"\n", svc.port());
+  const auto s = h.run_phase(2000);
+  MESSAGE("open loop at 1000/s for 2 s: " << s.ops << " ops, send lag p50 "
+                                           << double(s.send_lag.percentile(50)) / 1e3 << " us");
+  CHECK(s.ops == doctest::Approx(2000).epsilon(0.05));
+  CHECK(s.error_total() == 0);
+  CHECK(s.send_lag.count() > s.ops / 2);
+  // Latency from the intended time is never below service time from the actual send.
+  CHECK(s.latency.percentile(50) >= s.service.percentile(50));
+}
+
+TEST_CASE("a server that never answers produces timeouts, not a hang") {
+  rig::testing::silent_listener quiet;
+  harness h("connections = 2\ntimeout = \"100ms\"\n", quiet.port);
+  const int64_t t0 = mono_ns();
+  const auto s = h.run_phase(1000);
+  CHECK(mono_ns() - t0 < 3 * ns_per_s);
+  MESSAGE("timeouts in 1 s at 100 ms each over 2 connections: " << errors_of(s, error_kind::timeout));
+  CHECK(errors_of(s, error_kind::timeout) >= 10);
+  CHECK(s.ops == 0);
+}
+
+TEST_CASE("nothing listening: connect errors are counted") {
+  harness h("connections = 1\n", rig::testing::free_port());
+  const auto s = h.run_phase(500);
+  CHECK(errors_of(s, error_kind::connect) >= 3);
+  CHECK(s.ops == 0);
+}
+
+TEST_CASE("the rig's own sockets take a socket policy and read it back") {
+  builtin_service svc(builtin_config{});
+  svc.start();
+  harness h("connections = 3\n", svc.port());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  socket_policy off;
+  off.nodelay = false;
+  CHECK(h.w->socket_policy_now().nodelay == true);
+  const auto r = h.w->set_socket_policy(off);
+  CHECK(r.sockets == 3);
+  CHECK(r.matching == 3);
+  CHECK(h.w->check_socket_policy(off).matching == 3);
+  CHECK(h.w->socket_policy_now().nodelay == false);
+  h.w->stop();
+}
+
+TEST_CASE("raw protocol against a real redis-server: PING answered with +PONG") {
+  const std::string redis = rig::testing::which("redis-server");
+  if (redis.empty()) {
+    MESSAGE("skipped: redis-server is not installed (scripts/install-deps.sh installs it)");
+    return;
+  }
+  const uint16_t port = rig::testing::free_port();
+  auto server = child_process::spawn({.argv = {redis, "--port", std::to_string(port), "--bind", "127.0.0.1",
+                                               "--save", "", "--appendonly", "no", "--daemonize", "no"},
+                                      .stderr_path = "/dev/null"});
+  // Wait until it accepts.
+  bool up = false;
+  for (int i = 0; i < 200 && !up; ++i) {
+    unique_fd fd(::socket(AF_INET, SOCK_STREAM, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    up = ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    if (!up) ::usleep(20'000);
+  }
+  REQUIRE(up);
+  harness h("connections = 2\nrequest = \"PING\\r\\n\"\nresponse_until = \"\\r\\n\"\n", port);
+  const auto s = h.run_phase(1000);
+  MESSAGE("redis PING closed loop: " << s.ops << " ops in 1 s");
+  CHECK(s.ops > 500);
+  CHECK(s.error_total() == 0);
+  server.stop();
+}

@@ -1,0 +1,130 @@
+#include "workloads/recorder.hpp"
+
+#include "core/clock.hpp"
+
+namespace rig {
+
+const char* error_kind_name(error_kind k) {
+  switch (k) {
+    case error_kind::connect: return "connect";
+    case error_kind::timeout: return "timeout";
+    case error_kind::read: return "read";
+    case error_kind::write: return "write";
+    case error_kind::rejected: return "rejected";
+    case error_kind::protocol: return "protocol";
+  }
+  return "?";
+}
+
+void phase_stats::merge(const phase_stats& o) {
+  latency.merge(o.latency);
+  service.merge(o.service);
+  send_lag.merge(o.send_lag);
+  ops += o.ops;
+  for (size_t i = 0; i < errors.size(); ++i) errors[i] += o.errors[i];
+}
+
+uint64_t phase_stats::error_total() const {
+  uint64_t n = 0;
+  for (auto e : errors) n += e;
+  return n;
+}
+
+void window_sink::submit(const std::string& workload, std::unique_ptr<window> w) {
+  std::lock_guard lk(mu_);
+  const auto key = std::make_pair(workload, w->index);
+  if (auto d = done_.find(key); d != done_.end()) {
+    // Handed in after its second was summarized: counts still add up, percentiles stay.
+    d->second.ops += w->ops;
+    d->second.errors += w->errors;
+    return;
+  }
+  auto& slot = open_[key];
+  if (!slot) {
+    slot = std::move(w);
+  } else {
+    slot->ops += w->ops;
+    slot->errors += w->errors;
+    slot->latency.merge(w->latency);
+  }
+}
+
+void window_sink::finalize(int64_t before) {
+  std::lock_guard lk(mu_);
+  for (auto it = open_.begin(); it != open_.end();) {
+    if (it->first.second >= before) {
+      ++it;
+      continue;
+    }
+    const auto& w = *it->second;
+    done_[it->first] = window_row{it->first.first, w.index, w.ops, w.errors, double(w.latency.percentile(50)) / 1e3,
+                                  double(w.latency.percentile(99)) / 1e3};
+    it = open_.erase(it);
+  }
+}
+
+std::vector<window_row> window_sink::rows() const {
+  std::lock_guard lk(mu_);
+  std::vector<window_row> out;
+  for (const auto& [k, r] : done_) out.push_back(r);
+  return out;
+}
+
+std::vector<window_row> window_sink::latest() const {
+  std::lock_guard lk(mu_);
+  std::map<std::string, window_row> last;
+  for (const auto& [k, r] : done_) last[k.first] = r;
+  std::vector<window_row> out;
+  for (auto& [k, r] : last) out.push_back(r);
+  return out;
+}
+
+thread_recorder::thread_recorder(const run_clock& clock, window_sink& sink, std::string workload)
+    : clock_(clock), sink_(sink), workload_(std::move(workload)) {}
+
+phase_stats* thread_recorder::current_phase() {
+  const int p = clock_.phase.load(std::memory_order_relaxed);
+  if (p < 0) return nullptr;
+  if (size_t(p) >= phases_.size()) phases_.resize(size_t(p) + 1);
+  if (!phases_[size_t(p)]) phases_[size_t(p)] = std::make_unique<phase_stats>();
+  return phases_[size_t(p)].get();
+}
+
+void thread_recorder::roll(int64_t now_ns) {
+  const int64_t index = (now_ns - clock_.start_ns) / ns_per_s;
+  if (window_ && window_->index == index) return;
+  if (window_) sink_.submit(workload_, std::move(window_));
+  window_ = std::make_unique<window_sink::window>();
+  window_->index = index;
+}
+
+void thread_recorder::record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns) {
+  roll(done_ns);
+  ++window_->ops;
+  window_->latency.record(done_ns - intended_ns);
+  phase_stats* p = current_phase();
+  if (!p) {
+    ++between_phases_;
+    return;
+  }
+  ++p->ops;
+  p->latency.record(done_ns - intended_ns);
+  p->service.record(done_ns - sent_ns);
+  if (sent_ns > intended_ns) p->send_lag.record(sent_ns - intended_ns);  // closed loop: no lag to record
+}
+
+void thread_recorder::error(error_kind k, int64_t now_ns) {
+  roll(now_ns);
+  ++window_->errors;
+  if (phase_stats* p = current_phase()) ++p->errors[size_t(k)];
+}
+
+void thread_recorder::tick(int64_t now_ns) {
+  if (window_ && (now_ns - clock_.start_ns) / ns_per_s != window_->index) sink_.submit(workload_, std::move(window_));
+}
+
+void thread_recorder::flush() {
+  if (window_) sink_.submit(workload_, std::move(window_));
+}
+
+}  // namespace rig

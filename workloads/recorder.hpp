@@ -1,0 +1,89 @@
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/histogram.hpp"
+
+namespace rig {
+
+// Which phase is running. -1 between phases (injectors being applied or reverted):
+// samples then are counted apart, not in any phase.
+struct run_clock {
+  int64_t start_ns = 0;
+  std::atomic<int> phase{-1};
+};
+
+enum class error_kind { connect, timeout, read, write, rejected, protocol };
+constexpr size_t error_kind_count = 6;
+const char* error_kind_name(error_kind k);
+
+struct phase_stats {
+  histogram latency;   // from intended send time (coordinated omission corrected)
+  histogram service;   // from actual send
+  histogram send_lag;  // actual send - intended send
+  uint64_t ops = 0;
+  std::array<uint64_t, error_kind_count> errors{};
+  void merge(const phase_stats& o);
+  uint64_t error_total() const;
+};
+
+// One second of one workload, merged over its threads.
+struct window_row {
+  std::string workload;
+  int64_t index = 0;  // seconds since run start
+  uint64_t ops = 0, errors = 0;
+  double p50_us = 0, p99_us = 0;
+};
+
+// Collects per-thread windows as they complete and summarizes each second once every
+// thread has had its chance to hand it in.
+class window_sink {
+ public:
+  struct window {
+    int64_t index = 0;
+    uint64_t ops = 0, errors = 0;
+    histogram latency;
+  };
+  void submit(const std::string& workload, std::unique_ptr<window> w);
+  // Summarizes windows with index < before (all when before is INT64_MAX).
+  void finalize(int64_t before);
+  std::vector<window_row> rows() const;
+  // The latest finalized row per workload, for progress lines.
+  std::vector<window_row> latest() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, int64_t>, std::unique_ptr<window>> open_;
+  std::map<std::pair<std::string, int64_t>, window_row> done_;
+};
+
+// Owned by one workload thread: no locks on the request path; phases allocated once.
+class thread_recorder {
+ public:
+  thread_recorder(const run_clock& clock, window_sink& sink, std::string workload);
+  void record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns);
+  void error(error_kind k, int64_t now_ns);
+  void tick(int64_t now_ns);  // hands in the current window once its second is over
+  void flush();
+  const std::vector<std::unique_ptr<phase_stats>>& phases() const { return phases_; }
+  uint64_t between_phases() const { return between_phases_; }
+
+ private:
+  phase_stats* current_phase();
+  void roll(int64_t now_ns);
+
+  const run_clock& clock_;
+  window_sink& sink_;
+  std::string workload_;
+  std::vector<std::unique_ptr<phase_stats>> phases_;
+  std::unique_ptr<window_sink::window> window_;
+  uint64_t between_phases_ = 0;
+};
+
+}  // namespace rig

@@ -1,0 +1,22 @@
+#include "workloads/tcp.hpp"
+#include "workloads/workload.hpp"
+
+namespace rig {
+
+const std::vector<workload_kind>& workload_kinds() {
+  static const std::vector<workload_kind> kinds = {
+      {"tcp", "request/reply over TCP: the built-in protocol or raw bytes; closed or open loop",
+       &tcp_workload_options,
+       [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<tcp_workload>(v); },
+       &check_tcp_workload},
+  };
+  return kinds;
+}
+
+const workload_kind* find_workload_kind(std::string_view name) {
+  for (const auto& k : workload_kinds())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+}  // namespace rig

@@ -1,0 +1,54 @@
+#pragma once
+#include <atomic>
+#include <mutex>
+#include <set>
+
+#include "core/asio.hpp"
+#include "workloads/workload.hpp"
+
+namespace rig {
+
+const option_table& tcp_workload_options();
+void check_tcp_workload(const option_values& v, const bind_context& ctx, diagnostics& diags);
+
+// N connections over T threads (one io_context each), one request in flight per
+// connection. Closed loop, or open loop at a total rate with latency from the intended
+// send time. Speaks the built-in target's protocol, or raw bytes to any server.
+class tcp_workload final : public workload, public socket_tunable {
+ public:
+  explicit tcp_workload(const option_values& v);
+  ~tcp_workload() override;
+
+  void start(const workload_env& env) override;
+  void stop() noexcept override;
+  std::vector<phase_stats> results() const override;
+  socket_tunable* sockets() override { return this; }
+  nlohmann::json describe() const override;
+
+  socket_report set_socket_policy(const socket_policy& p) override;
+  socket_report check_socket_policy(const socket_policy& p) override;
+  socket_policy socket_policy_now() override;
+
+ private:
+  struct conn;
+  struct worker;
+  awaitable<void> run_connection(worker& w, conn& c, asio::ip::tcp::endpoint ep);
+  awaitable<void> request_loop(worker& w, conn& c);
+  awaitable<void> sweep(worker& w);
+
+  option_values opts_;
+  workload_env env_;
+  int connections_ = 1, threads_ = 1;
+  double rate_ = 0;
+  int64_t think_ns_ = 0, timeout_ns_ = 0, connect_timeout_ns_ = 0;
+  uint32_t request_size_ = 64, response_size_ = 64;
+  std::string raw_request_, until_;
+  std::vector<std::unique_ptr<worker>> workers_;
+  std::atomic<bool> stopped_{false};
+
+  std::mutex fds_mu_;
+  std::set<int> fds_;
+  socket_policy policy_;
+};
+
+}  // namespace rig

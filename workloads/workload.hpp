@@ -1,0 +1,47 @@
+#pragma once
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/options.hpp"
+#include "core/socket_policy.hpp"
+#include "workloads/recorder.hpp"
+
+namespace rig {
+
+struct workload_env {
+  std::string name;  // the workload's name in the scenario
+  std::string host;
+  uint16_t port = 0;
+  run_clock* clock = nullptr;
+  window_sink* windows = nullptr;
+};
+
+// Runs from start() to stop() across all phases; the run clock says which phase each
+// sample belongs to, so connections persist while injectors change around them.
+class workload {
+ public:
+  virtual ~workload() = default;
+  virtual void start(const workload_env& env) = 0;
+  virtual void stop() noexcept = 0;
+  // Per phase index, merged over threads; valid after stop().
+  virtual std::vector<phase_stats> results() const = 0;
+  // Optional ability: the rig's own sockets take a socket policy.
+  virtual socket_tunable* sockets() { return nullptr; }
+  virtual nlohmann::json describe() const = 0;
+};
+
+struct workload_kind {
+  std::string_view name;
+  std::string_view summary;
+  const option_table& (*options)();
+  std::unique_ptr<workload> (*make)(const option_values&);
+  void (*check)(const option_values&, const bind_context&, diagnostics&) = nullptr;
+};
+
+const std::vector<workload_kind>& workload_kinds();
+const workload_kind* find_workload_kind(std::string_view name);
+
+}  // namespace rig
