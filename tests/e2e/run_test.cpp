@@ -1,7 +1,10 @@
 // End to end: the real rig binary, the real built-in target as its child, real sockets.
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -211,6 +214,52 @@ TEST_CASE("CLI: validate OK, list shows option help, bad flags exit 2") {
     CHECK(h.code == 0);
     CHECK(!h.out.empty());
   }
+}
+
+TEST_CASE("endpoint target: raw PING to a real redis-server, nodelay on the rig's own sockets") {
+  std::string redis;
+  for (const char* p : {"/usr/bin/redis-server", "/usr/local/bin/redis-server"})
+    if (::access(p, X_OK) == 0) redis = p;
+  if (redis.empty()) {
+    MESSAGE("skipped: redis-server is not installed (scripts/install-deps.sh installs it)");
+    return;
+  }
+  temp_dir tmp;
+  // A free port: bind to 0, read it, release it for redis.
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  const int port = ntohs(a.sin_port);
+  ::close(s);
+  auto server = child_process::spawn({.argv = {redis, "--port", std::to_string(port), "--bind", "127.0.0.1", "--save",
+                                               "", "--appendonly", "no", "--dir", tmp.path},
+                                      .capture_stdout = true});
+  bool up = false;
+  for (int i = 0; i < 100 && !up; ++i) {
+    if (auto line = server.read_line(100)) up = line->find("Ready to accept connections") != std::string::npos;
+  }
+  REQUIRE(up);
+  const auto f = run_rig({"run", RIG_SOURCE_DIR "/scenarios/redis-ping.toml", "--out", tmp.path, "--set",
+                          "target.address=127.0.0.1:" + std::to_string(port), "--set", "phases.baseline.duration=1s",
+                          "--set", "phases.rig_nagle.duration=1s"},
+                         tmp.path);
+  server.stop();
+  INFO("stderr: " << f.err);
+  REQUIRE(f.code == 0);
+  const auto r = nlohmann::json::parse(slurp(report_path(f.out)));
+  CHECK(r["target"]["kind"] == "endpoint");
+  const auto& base = r["phases"][0]["workloads"];
+  MESSAGE("redis PING: " << base["ping"]["throughput_ops_s"].get<double>() << " ops/s closed loop, p50 "
+                         << base["ping"]["latency_us"]["p50"].get<double>() << " us");
+  CHECK(base["ping"]["ops"].get<uint64_t>() > 500);
+  CHECK(base["paced"]["throughput_ops_s"].get<double>() == doctest::Approx(1000).epsilon(0.1));
+  const auto& inj = r["phases"][1]["injections"][0];
+  CHECK(inj["verified"] == true);
+  CHECK(inj["measured"]["sockets_nodelay_off"] == 6);  // 4 + 2 connections of the rig
 }
 
 TEST_CASE("rig target runs the built-in target alone and stops on SIGTERM") {
