@@ -86,6 +86,14 @@ struct bind_context {
 option_values bind_options(const option_table& table, const toml::table& input, const bind_context& ctx,
                            diagnostics& diags, const std::vector<std::string_view>& envelope = {"kind"});
 
+// A kind by name in a registry (target, workload and injector kinds all have .name).
+template <typename Kind>
+const Kind* find_kind(const std::vector<Kind>& kinds, std::string_view name) {
+  for (const auto& k : kinds)
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
 // Parses key=value pairs (values as TOML, else as strings) into a table, for --set.
 toml::table table_from_assignments(const std::vector<std::string>& assignments, diagnostics& diags,
                                    std::map<std::string, std::string>& origins);

@@ -19,6 +19,45 @@ std::string socket_policy::str() const {
   return s;
 }
 
+void socket_set::add(int fd) {
+  std::lock_guard lk(mu_);
+  apply_socket_policy(fd, policy_);
+  fds_.insert(fd);
+}
+
+void socket_set::remove(int fd) {
+  std::lock_guard lk(mu_);
+  fds_.erase(fd);
+}
+
+socket_report socket_set::set_socket_policy(const socket_policy& p) {
+  std::lock_guard lk(mu_);
+  if (p.nodelay) policy_.nodelay = p.nodelay;
+  if (p.send_buffer) policy_.send_buffer = p.send_buffer;
+  if (p.receive_buffer) policy_.receive_buffer = p.receive_buffer;
+  socket_report r;
+  for (int fd : fds_) {
+    ++r.sockets;
+    if (apply_socket_policy(fd, p) && socket_matches(fd, p)) ++r.matching;
+  }
+  return r;
+}
+
+socket_report socket_set::check_socket_policy(const socket_policy& p) {
+  std::lock_guard lk(mu_);
+  socket_report r;
+  for (int fd : fds_) {
+    ++r.sockets;
+    if (socket_matches(fd, p)) ++r.matching;
+  }
+  return r;
+}
+
+socket_policy socket_set::socket_policy_now() {
+  std::lock_guard lk(mu_);
+  return policy_;
+}
+
 bool apply_socket_policy(int fd, const socket_policy& p) {
   bool ok = true;
   if (p.nodelay) {

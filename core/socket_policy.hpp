@@ -1,5 +1,7 @@
 #pragma once
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace rig {
@@ -27,6 +29,23 @@ class socket_tunable {
   virtual socket_report set_socket_policy(const socket_policy& p) = 0;
   virtual socket_report check_socket_policy(const socket_policy& p) = 0;
   virtual socket_policy socket_policy_now() = 0;
+};
+
+// The set of open sockets of one side (a target, a workload) under one policy: new
+// sockets get the policy when added; set_socket_policy() reaches the open ones.
+class socket_set : public socket_tunable {
+ public:
+  explicit socket_set(socket_policy initial) : policy_(std::move(initial)) {}
+  void add(int fd);
+  void remove(int fd);
+  socket_report set_socket_policy(const socket_policy& p) override;
+  socket_report check_socket_policy(const socket_policy& p) override;
+  socket_policy socket_policy_now() override;
+
+ private:
+  std::mutex mu_;
+  std::set<int> fds_;
+  socket_policy policy_;
 };
 
 // Applies a policy to one fd with setsockopt.

@@ -60,6 +60,6 @@ struct injector_kind {
 };
 
 const std::vector<injector_kind>& injector_kinds();
-const injector_kind* find_injector_kind(std::string_view name);
+inline const injector_kind* find_injector_kind(std::string_view name) { return find_kind(injector_kinds(), name); }
 
 }  // namespace rig

@@ -11,10 +11,4 @@ const std::vector<injector_kind>& injector_kinds() {
   return kinds;
 }
 
-const injector_kind* find_injector_kind(std::string_view name) {
-  for (const auto& k : injector_kinds())
-    if (k.name == name) return &k;
-  return nullptr;
-}
-
 }  // namespace rig

@@ -110,9 +110,7 @@ struct loader {
       return std::nullopt;
     }
     const std::string kind = *kind_node->value<std::string>();
-    const Kind* k = nullptr;
-    for (const auto& c : kinds)
-      if (c.name == kind) k = &c;
+    const Kind* k = find_kind(kinds, kind);
     if (!k) {
       diags.add(kpos, fmt::format("unknown {} kind '{}' in {}{} (known: {})", what, kind, section,
                                   did_you_mean(kind, kind_names(kinds)), join(kind_names(kinds))));

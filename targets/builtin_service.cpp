@@ -76,9 +76,8 @@ struct builtin_service::connection {
   std::vector<char> body;
 };
 
-builtin_service::builtin_service(builtin_config cfg) : cfg_(std::move(cfg)), acceptor_(ioc_) {
-  policy_.nodelay = cfg_.nodelay;
-}
+builtin_service::builtin_service(builtin_config cfg)
+    : cfg_(std::move(cfg)), acceptor_(ioc_), sockets_(socket_policy{.nodelay = cfg_.nodelay}) {}
 
 builtin_service::~builtin_service() { stop(); }
 
@@ -96,6 +95,8 @@ void builtin_service::start() {
   port_ = acceptor_.local_endpoint().port();
   asio::co_spawn(ioc_, accept_loop(), asio::detached);
   for (int i = 0; i < cfg_.workers; ++i) workers_.emplace_back([this] { worker_main(); });
+  // Ready means every worker is in the pool, so the first sample sees them all.
+  while (live_workers_.load() < cfg_.workers) std::this_thread::sleep_for(std::chrono::microseconds(100));
   for (int i = 0; i < cfg_.io_threads; ++i) io_threads_.emplace_back([this] { ioc_.run(); });
 }
 
@@ -131,9 +132,9 @@ awaitable<void> builtin_service::accept_loop() {
       continue;
     }
     auto c = std::make_shared<connection>(std::move(s));
+    sockets_.add(c->sock.native_handle());
     {
       std::lock_guard lk(conns_mu_);
-      apply_socket_policy(c->sock.native_handle(), policy_);
       conns_.insert(c);
     }
     asio::co_spawn(c->sock.get_executor(), serve(c), asio::detached);
@@ -171,6 +172,7 @@ awaitable<void> builtin_service::serve(std::shared_ptr<connection> c) {
   }
   boost::system::error_code ignored;
   c->sock.shutdown(tcp::socket::shutdown_both, ignored);
+  sockets_.remove(c->sock.native_handle());
   std::lock_guard lk(conns_mu_);
   conns_.erase(c);
 }
@@ -306,34 +308,6 @@ builtin_counters builtin_service::counters() const {
   return c;
 }
 
-socket_report builtin_service::set_socket_policy(const socket_policy& p) {
-  std::lock_guard lk(conns_mu_);
-  if (p.nodelay) policy_.nodelay = p.nodelay;
-  if (p.send_buffer) policy_.send_buffer = p.send_buffer;
-  if (p.receive_buffer) policy_.receive_buffer = p.receive_buffer;
-  socket_report r;
-  for (auto& c : conns_) {
-    ++r.sockets;
-    if (apply_socket_policy(c->sock.native_handle(), p) && socket_matches(c->sock.native_handle(), p)) ++r.matching;
-  }
-  return r;
-}
-
-socket_report builtin_service::check_socket_policy(const socket_policy& p) {
-  std::lock_guard lk(conns_mu_);
-  socket_report r;
-  for (auto& c : conns_) {
-    ++r.sockets;
-    if (socket_matches(c->sock.native_handle(), p)) ++r.matching;
-  }
-  return r;
-}
-
-socket_policy builtin_service::socket_policy_now() {
-  std::lock_guard lk(conns_mu_);
-  return policy_;
-}
-
 namespace {
 
 // "nodelay=0 sndbuf=4096" -> policy; false on a malformed word.
@@ -382,11 +356,11 @@ std::string builtin_service::control(std::string_view line) {
     std::string bad;
     if (!parse_policy(in, p, bad)) return "error bad policy word '" + bad + "'";
     if (cmd == "policy" && !p.nodelay && !p.send_buffer && !p.receive_buffer) {
-      const auto now = socket_policy_now();
+      const auto now = sockets_.socket_policy_now();
       return fmt::format("ok nodelay={} sndbuf={} rcvbuf={}", now.nodelay.value_or(true) ? 1 : 0,
                          now.send_buffer.value_or(0), now.receive_buffer.value_or(0));
     }
-    const auto r = cmd == "policy" ? set_socket_policy(p) : check_socket_policy(p);
+    const auto r = cmd == "policy" ? sockets_.set_socket_policy(p) : sockets_.check_socket_policy(p);
     return fmt::format("ok sockets={} matching={}", r.sockets, r.matching);
   }
   return "error unknown command '" + cmd + "' (stats, policy, check)";

@@ -45,10 +45,10 @@ struct builtin_counters {
 
 // A small real TCP service: acceptor and connection reads on Asio coroutines, a bounded
 // queue, a worker pool that does the work and writes the reply in pieces.
-class builtin_service : public socket_tunable {
+class builtin_service {
  public:
   explicit builtin_service(builtin_config cfg);
-  ~builtin_service() override;
+  ~builtin_service();
 
   void start();
   void stop() noexcept;
@@ -60,9 +60,7 @@ class builtin_service : public socket_tunable {
   // Serves the control channel on a unix socket ("@name" = abstract namespace).
   void serve_control(const std::string& path);
 
-  socket_report set_socket_policy(const socket_policy& p) override;
-  socket_report check_socket_policy(const socket_policy& p) override;
-  socket_policy socket_policy_now() override;
+  socket_tunable& sockets() { return sockets_; }
 
  private:
   struct connection;
@@ -96,7 +94,7 @@ class builtin_service : public socket_tunable {
 
   std::mutex conns_mu_;
   std::set<std::shared_ptr<connection>> conns_;
-  socket_policy policy_;
+  socket_set sockets_;
 
   std::mutex retained_mu_;
   std::vector<std::unique_ptr<char[]>> retained_;

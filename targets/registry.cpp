@@ -183,10 +183,4 @@ const std::vector<target_kind>& target_kinds() {
   return kinds;
 }
 
-const target_kind* find_target_kind(std::string_view name) {
-  for (const auto& k : target_kinds())
-    if (k.name == name) return &k;
-  return nullptr;
-}
-
 }  // namespace rig

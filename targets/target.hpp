@@ -47,6 +47,6 @@ struct target_kind {
 };
 
 const std::vector<target_kind>& target_kinds();
-const target_kind* find_target_kind(std::string_view name);
+inline const target_kind* find_target_kind(std::string_view name) { return find_kind(target_kinds(), name); }
 
 }  // namespace rig

@@ -13,10 +13,4 @@ const std::vector<workload_kind>& workload_kinds() {
   return kinds;
 }
 
-const workload_kind* find_workload_kind(std::string_view name) {
-  for (const auto& k : workload_kinds())
-    if (k.name == name) return &k;
-  return nullptr;
-}
-
 }  // namespace rig

@@ -85,7 +85,8 @@ struct tcp_workload::worker {
   std::thread th;
 };
 
-tcp_workload::tcp_workload(const option_values& v) : opts_(v) {
+// The rig's own sockets add no Nagle delays unless an injector asks.
+tcp_workload::tcp_workload(const option_values& v) : opts_(v), sockets_(socket_policy{.nodelay = true}) {
   connections_ = int(v.integer("connections"));
   threads_ = int(v.integer("threads"));
   rate_ = v.has("rate") ? v.per_second("rate") : 0.0;
@@ -96,7 +97,6 @@ tcp_workload::tcp_workload(const option_values& v) : opts_(v) {
   response_size_ = uint32_t(v.bytes("response_size"));
   if (v.has("request")) raw_request_ = v.str("request");
   if (v.has("response_until")) until_ = v.str("response_until");
-  policy_.nodelay = true;  // the rig's own sockets do not add Nagle delays unless an injector asks
 }
 
 tcp_workload::~tcp_workload() { stop(); }
@@ -176,17 +176,10 @@ awaitable<void> tcp_workload::run_connection(worker& w, conn& c, tcp::endpoint e
       continue;
     }
     const int fd = c.sock.native_handle();
-    {
-      std::lock_guard lk(fds_mu_);
-      apply_socket_policy(fd, policy_);
-      fds_.insert(fd);
-    }
+    sockets_.add(fd);
     c.until_buf.clear();
     co_await request_loop(w, c);
-    {
-      std::lock_guard lk(fds_mu_);
-      fds_.erase(fd);
-    }
+    sockets_.remove(fd);
     c.sock.close(ec);
   }
 }
@@ -267,34 +260,6 @@ std::vector<phase_stats> tcp_workload::results() const {
       if (phases[i]) out[i].merge(*phases[i]);
   }
   return out;
-}
-
-socket_report tcp_workload::set_socket_policy(const socket_policy& p) {
-  std::lock_guard lk(fds_mu_);
-  if (p.nodelay) policy_.nodelay = p.nodelay;
-  if (p.send_buffer) policy_.send_buffer = p.send_buffer;
-  if (p.receive_buffer) policy_.receive_buffer = p.receive_buffer;
-  socket_report r;
-  for (int fd : fds_) {
-    ++r.sockets;
-    if (apply_socket_policy(fd, p) && socket_matches(fd, p)) ++r.matching;
-  }
-  return r;
-}
-
-socket_report tcp_workload::check_socket_policy(const socket_policy& p) {
-  std::lock_guard lk(fds_mu_);
-  socket_report r;
-  for (int fd : fds_) {
-    ++r.sockets;
-    if (socket_matches(fd, p)) ++r.matching;
-  }
-  return r;
-}
-
-socket_policy tcp_workload::socket_policy_now() {
-  std::lock_guard lk(fds_mu_);
-  return policy_;
 }
 
 nlohmann::json tcp_workload::describe() const {

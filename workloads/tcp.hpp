@@ -1,7 +1,5 @@
 #pragma once
 #include <atomic>
-#include <mutex>
-#include <set>
 
 #include "core/asio.hpp"
 #include "workloads/workload.hpp"
@@ -14,7 +12,7 @@ void check_tcp_workload(const option_values& v, const bind_context& ctx, diagnos
 // N connections over T threads (one io_context each), one request in flight per
 // connection. Closed loop, or open loop at a total rate with latency from the intended
 // send time. Speaks the built-in target's protocol, or raw bytes to any server.
-class tcp_workload final : public workload, public socket_tunable {
+class tcp_workload final : public workload {
  public:
   explicit tcp_workload(const option_values& v);
   ~tcp_workload() override;
@@ -22,12 +20,8 @@ class tcp_workload final : public workload, public socket_tunable {
   void start(const workload_env& env) override;
   void stop() noexcept override;
   std::vector<phase_stats> results() const override;
-  socket_tunable* sockets() override { return this; }
+  socket_tunable* sockets() override { return &sockets_; }
   nlohmann::json describe() const override;
-
-  socket_report set_socket_policy(const socket_policy& p) override;
-  socket_report check_socket_policy(const socket_policy& p) override;
-  socket_policy socket_policy_now() override;
 
  private:
   struct conn;
@@ -45,10 +39,7 @@ class tcp_workload final : public workload, public socket_tunable {
   std::string raw_request_, until_;
   std::vector<std::unique_ptr<worker>> workers_;
   std::atomic<bool> stopped_{false};
-
-  std::mutex fds_mu_;
-  std::set<int> fds_;
-  socket_policy policy_;
+  socket_set sockets_;
 };
 
 }  // namespace rig

@@ -42,6 +42,6 @@ struct workload_kind {
 };
 
 const std::vector<workload_kind>& workload_kinds();
-const workload_kind* find_workload_kind(std::string_view name);
+inline const workload_kind* find_workload_kind(std::string_view name) { return find_kind(workload_kinds(), name); }
 
 }  // namespace rig

@@ -21,7 +21,7 @@ TEST_CASE("nodelay where=both: applied, read back on every socket, reverted to t
   w.start({"rr", "127.0.0.1", svc.port(), &clock, &windows});
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
 
-  run_context ctx{"builtin", std::nullopt, &svc, {{"rr", &w}}};
+  run_context ctx{"builtin", std::nullopt, &svc.sockets(), {{"rr", w.sockets()}}};
   auto inj = make_nodelay(bind_text(nodelay_options(), "where = \"both\"\n"));
   REQUIRE(inj->probe(ctx).ok);
   inj->apply(ctx);
@@ -34,9 +34,9 @@ TEST_CASE("nodelay where=both: applied, read back on every socket, reverted to t
   inj->revert(ctx);
   socket_policy on;
   on.nodelay = true;
-  CHECK(svc.check_socket_policy(on).matching == 2);
-  CHECK(w.check_socket_policy(on).matching == 2);
-  CHECK(svc.socket_policy_now().nodelay == true);
+  CHECK(svc.sockets().check_socket_policy(on).matching == 2);
+  CHECK(w.sockets()->check_socket_policy(on).matching == 2);
+  CHECK(svc.sockets().socket_policy_now().nodelay == true);
   inj->revert(ctx);  // idempotent
   w.stop();
 }
@@ -44,7 +44,7 @@ TEST_CASE("nodelay where=both: applied, read back on every socket, reverted to t
 TEST_CASE("nodelay verification fails loudly when there is nothing to change") {
   builtin_service svc(builtin_config{});
   svc.start();
-  run_context ctx{"builtin", std::nullopt, &svc, {}};
+  run_context ctx{"builtin", std::nullopt, &svc.sockets(), {}};
   auto inj = make_nodelay(bind_text(nodelay_options(), "where = \"target\"\n"));
   inj->apply(ctx);
   const auto v = inj->verify(ctx);

@@ -94,14 +94,14 @@ TEST_CASE("TCP_NODELAY off with two-piece replies stalls on the delayed ACK; bac
   const double fast = median_ms(50);
   socket_policy off;
   off.nodelay = false;
-  const auto r = svc.set_socket_policy(off);
+  const auto r = svc.sockets().set_socket_policy(off);
   CHECK(r.sockets == 1);
   CHECK(r.matching == 1);
-  CHECK(svc.check_socket_policy(off).matching == 1);
+  CHECK(svc.sockets().check_socket_policy(off).matching == 1);
   const double slow = median_ms(9);
   socket_policy on;
   on.nodelay = true;
-  svc.set_socket_policy(on);
+  svc.sockets().set_socket_policy(on);
   const double again = median_ms(50);
   MESSAGE("median ms: nodelay on " << fast << ", off " << slow << ", on again " << again);
   CHECK(fast < 5.0);

@@ -92,12 +92,12 @@ TEST_CASE("the rig's own sockets take a socket policy and read it back") {
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   socket_policy off;
   off.nodelay = false;
-  CHECK(h.w->socket_policy_now().nodelay == true);
-  const auto r = h.w->set_socket_policy(off);
+  CHECK(h.w->sockets()->socket_policy_now().nodelay == true);
+  const auto r = h.w->sockets()->set_socket_policy(off);
   CHECK(r.sockets == 3);
   CHECK(r.matching == 3);
-  CHECK(h.w->check_socket_policy(off).matching == 3);
-  CHECK(h.w->socket_policy_now().nodelay == false);
+  CHECK(h.w->sockets()->check_socket_policy(off).matching == 3);
+  CHECK(h.w->sockets()->socket_policy_now().nodelay == false);
   h.w->stop();
 }
 
