@@ -44,6 +44,7 @@ std::string format_base(opt_type t, double v) {
     case opt_type::op_rate: return fmt::format("{:g}/s", v);
     case opt_type::byte_rate: return format_bytes(v) + "/s";
     case opt_type::percent: return fmt::format("{:g}%", v * 100);
+    case opt_type::integer: return fmt::format("{:.0f}", v);
     default: return fmt::format("{:g}", v);
   }
 }

@@ -37,7 +37,7 @@ bound bind_text(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("values bind with their units; defaults fill the rest") {
+TEST_CASE("values bind with their units and defaults fill the rest") {
   auto b = bind_text("path = \"/x\"\nconnections = 8\nrate = \"2000/s\"\n");
   REQUIRE(b.diags.empty());
   CHECK(b.values.integer("connections") == 8);

@@ -74,7 +74,7 @@ TEST_CASE("replies carry the size the request asked for, and counters count them
   CHECK(c.rejected == 0);
 }
 
-TEST_CASE("TCP_NODELAY off with two-piece replies stalls on the delayed ACK; back on, it does not") {
+TEST_CASE("TCP_NODELAY off with two-piece replies stalls on the delayed ACK and back on it does not") {
   builtin_config cfg;
   cfg.reply_writes = 2;
   builtin_service svc(cfg);

@@ -5,7 +5,7 @@
 
 using namespace rig;
 
-TEST_CASE("samples go to the running phase; between phases they are counted apart") {
+TEST_CASE("samples go to the running phase and between phases they are counted apart") {
   run_clock clock;
   clock.start_ns = 0;
   window_sink sink;
