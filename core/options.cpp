@@ -15,6 +15,7 @@ std::string_view type_name(opt_type t) {
     case opt_type::real: return "number";
     case opt_type::string: return "string";
     case opt_type::strings: return "list of strings";
+    case opt_type::string_map: return "table of strings";
     case opt_type::duration: return "duration";
     case opt_type::size: return "size";
     case opt_type::op_rate: return "rate";
@@ -131,6 +132,18 @@ std::optional<converted> convert(const option_spec& s, const toml::node& node, c
         if (!el.is_string()) return fail(where_key + " must hold only strings");
         out.push_back(*el.value<std::string>());
         text += (text.empty() ? "" : ",") + out.back();
+      }
+      return converted{out, text};
+    }
+    case opt_type::string_map: {
+      const auto* tbl = node.as_table();
+      if (!tbl) return fail(where_key + " must be a table of strings, e.g. { KEY = \"value\" }");
+      option_values::string_map out;
+      std::string text;
+      for (auto&& [k, v] : *tbl) {
+        if (!v.is_string()) return fail(where_key + ": '" + std::string(k.str()) + "' must be a string");
+        out[std::string(k.str())] = *v.value<std::string>();
+        text += (text.empty() ? "" : ",") + std::string(k.str()) + "=" + out[std::string(k.str())];
       }
       return converted{out, text};
     }

@@ -15,7 +15,7 @@ namespace rig {
 
 // One declaration per key drives TOML binding, validation, `rig list` and defaults
 // (fio's option tables).
-enum class opt_type { boolean, integer, real, string, strings, duration, size, op_rate, byte_rate, percent };
+enum class opt_type { boolean, integer, real, string, strings, string_map, duration, size, op_rate, byte_rate, percent };
 
 struct option_spec {
   std::string_view name;
@@ -36,7 +36,8 @@ std::string describe_range(const option_spec& s);  // "1 .. 100000", "" when unb
 
 class option_values {
  public:
-  using value = std::variant<bool, int64_t, double, std::string, std::vector<std::string>>;
+  using string_map = std::map<std::string, std::string>;
+  using value = std::variant<bool, int64_t, double, std::string, std::vector<std::string>, string_map>;
 
   bool has(std::string_view name) const { return entries_.find(name) != entries_.end(); }
   bool is_set(std::string_view name) const;  // given in the input, not defaulted
@@ -51,6 +52,7 @@ class option_values {
   const std::vector<std::string>& strings(std::string_view name) const {
     return std::get<std::vector<std::string>>(at(name).v);
   }
+  const string_map& map(std::string_view name) const { return std::get<string_map>(at(name).v); }
   const std::string& text(std::string_view name) const { return at(name).text; }  // as written
   source_pos where(std::string_view name) const { return at(name).where; }
 

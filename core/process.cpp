@@ -7,11 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+
+extern char** environ;
 
 namespace rig {
 
@@ -21,12 +24,27 @@ child_process child_process::spawn(const spawn_options& opts) {
   for (const auto& a : opts.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
+  // Everything the child needs is built here: between fork and exec only async-signal-safe calls.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const auto key = kv.substr(0, kv.find('='));
+    bool replaced = false;
+    for (const auto& add : opts.env) replaced = replaced || add.substr(0, add.find('=')) == key;
+    if (!replaced) env_strings.push_back(kv);
+  }
+  for (const auto& add : opts.env) env_strings.push_back(add);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
   int out_pipe[2] = {-1, -1};
   if (opts.capture_stdout) throw_system_error_on(::pipe2(out_pipe, O_CLOEXEC) != 0, "pipe");
   int err_fd = -1;
-  if (!opts.stderr_path.empty()) {
-    err_fd = ::open(opts.stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    throw_system_error_on(err_fd < 0, "open " + opts.stderr_path);
+  const std::string& err_path = opts.output_path.empty() ? opts.stderr_path : opts.output_path;
+  if (!err_path.empty()) {
+    err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    throw_system_error_on(err_fd < 0, "open " + err_path);
   }
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
@@ -43,7 +61,9 @@ child_process child_process::spawn(const spawn_options& opts) {
     }
     if (out_pipe[1] >= 0) dup2(out_pipe[1], STDOUT_FILENO);
     if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
-    execv(argv[0], argv.data());
+    if (err_fd >= 0 && !opts.output_path.empty()) dup2(err_fd, STDOUT_FILENO);
+    for (const auto& [from, to] : opts.inherit_fds) dup2(from, to);  // dup2 clears close-on-exec
+    execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   child_process c;
@@ -136,6 +156,22 @@ bool child_process::wait(int timeout_ms) {
     ::usleep(5000);
   }
   return true;
+}
+
+std::string find_in_path(const std::string& name) {
+  if (name.empty()) return {};
+  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : std::string{};
+  const char* path = ::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= dirs.size()) {
+    const size_t end = std::min(dirs.find(':', start), dirs.size());
+    const std::string dir = dirs.substr(start, end - start);
+    const std::string full = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(full.c_str(), X_OK) == 0) return full;
+    start = end + 1;
+  }
+  return {};
 }
 
 std::string self_exe() {

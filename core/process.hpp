@@ -10,9 +10,12 @@
 namespace rig {
 
 struct spawn_options {
-  std::vector<std::string> argv;
+  std::vector<std::string> argv;  // argv[0] is a path (see find_in_path)
   bool capture_stdout = false;   // read it with read_line()
   std::string stderr_path;       // empty: inherit
+  std::string output_path;       // stdout and stderr both to this file (instead of the two above)
+  std::vector<std::string> env;  // KEY=VALUE added to (or replacing in) the rig's environment
+  std::vector<std::pair<int, int>> inherit_fds;  // {fd here, fd number in the child}
   bool own_process_group = true; // a terminal's Ctrl-C reaches the rig only; it stops the child
   int parent_death_signal = 15;  // the child dies with the rig (SIGTERM)
 };
@@ -51,5 +54,7 @@ class child_process {
 
 // The path of the running executable (/proc/self/exe).
 std::string self_exe();
+// A program name resolved the way execvp would (names with '/' as they are); empty if not found.
+std::string find_in_path(const std::string& name);
 
 }  // namespace rig

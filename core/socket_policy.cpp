@@ -19,10 +19,30 @@ std::string socket_policy::str() const {
   return s;
 }
 
+namespace {
+int read_int(int fd, int level, int name) {
+  int v = 0;
+  socklen_t len = sizeof v;
+  return ::getsockopt(fd, level, name, &v, &len) == 0 ? v : 0;
+}
+}  // namespace
+
 void socket_set::add(int fd) {
   std::lock_guard lk(mu_);
+  // The kernel reports twice what was asked; half of it is what setsockopt needs to restore it.
+  fds_[fd] = sizes{read_int(fd, SOL_SOCKET, SO_SNDBUF) / 2, read_int(fd, SOL_SOCKET, SO_RCVBUF) / 2};
   apply_socket_policy(fd, policy_);
-  fds_.insert(fd);
+}
+
+void socket_set::reset_socket_policy(const socket_policy& prior) {
+  std::lock_guard lk(mu_);
+  for (const auto& [fd, orig] : fds_) {
+    socket_policy back = prior;
+    if (!back.send_buffer && policy_.send_buffer) back.send_buffer = orig.send;
+    if (!back.receive_buffer && policy_.receive_buffer) back.receive_buffer = orig.receive;
+    apply_socket_policy(fd, back);
+  }
+  policy_ = prior;
 }
 
 void socket_set::remove(int fd) {
@@ -36,7 +56,7 @@ socket_report socket_set::set_socket_policy(const socket_policy& p) {
   if (p.send_buffer) policy_.send_buffer = p.send_buffer;
   if (p.receive_buffer) policy_.receive_buffer = p.receive_buffer;
   socket_report r;
-  for (int fd : fds_) {
+  for (const auto& [fd, orig] : fds_) {
     ++r.sockets;
     if (apply_socket_policy(fd, p) && socket_matches(fd, p)) ++r.matching;
   }
@@ -46,7 +66,7 @@ socket_report socket_set::set_socket_policy(const socket_policy& p) {
 socket_report socket_set::check_socket_policy(const socket_policy& p) {
   std::lock_guard lk(mu_);
   socket_report r;
-  for (int fd : fds_) {
+  for (const auto& [fd, orig] : fds_) {
     ++r.sockets;
     if (socket_matches(fd, p)) ++r.matching;
   }

@@ -1,7 +1,8 @@
 #pragma once
+#include <cstdint>
 #include <mutex>
 #include <optional>
-#include <set>
+#include <map>
 #include <string>
 
 namespace rig {
@@ -19,6 +20,7 @@ struct socket_policy {
 struct socket_report {
   int sockets = 0;
   int matching = 0;
+  std::map<std::string, int64_t> counters;  // what else the mechanism counted (the shim: overrides, ...)
 };
 
 // Optional ability of a target or workload: its sockets can take a policy. Applies to the
@@ -26,9 +28,15 @@ struct socket_report {
 class socket_tunable {
  public:
   virtual ~socket_tunable() = default;
+  // Forces the fields p sets, keeps the others.
   virtual socket_report set_socket_policy(const socket_policy& p) = 0;
+  // Reads every socket back against p.
   virtual socket_report check_socket_policy(const socket_policy& p) = 0;
+  // The whole policy in force; an unset field means the program's own choice.
   virtual socket_policy socket_policy_now() = 0;
+  // Puts back a policy saved with socket_policy_now(): unset fields return to the
+  // program's own choice (buffer sizes to what they were before the clamp).
+  virtual void reset_socket_policy(const socket_policy& prior) = 0;
 };
 
 // The set of open sockets of one side (a target, a workload) under one policy: new
@@ -41,10 +49,14 @@ class socket_set : public socket_tunable {
   socket_report set_socket_policy(const socket_policy& p) override;
   socket_report check_socket_policy(const socket_policy& p) override;
   socket_policy socket_policy_now() override;
+  void reset_socket_policy(const socket_policy& prior) override;
 
  private:
+  struct sizes {
+    int send = 0, receive = 0;  // as they were when the socket was added
+  };
   std::mutex mu_;
-  std::set<int> fds_;
+  std::map<int, sizes> fds_;
   socket_policy policy_;
 };
 

@@ -19,10 +19,12 @@ struct run_context {
   struct site {
     std::string name;
     socket_tunable* sockets = nullptr;
+    std::string via;  // how they are reached: "the built-in target's control channel", ...
   };
   std::string target_kind;
   std::optional<pid_t> target_pid;
-  socket_tunable* target_sockets = nullptr;
+  site target_sockets{"target"};   // sockets null: see target_sockets_missing
+  std::string target_sockets_missing;
   std::vector<site> workloads;
 };
 
@@ -49,6 +51,9 @@ class injector {
   // The mechanism actually used, e.g. "setsockopt TCP_NODELAY=0 via the target's control channel".
   virtual std::string mechanism() const = 0;
   virtual nlohmann::json params() const = 0;
+  // True when the injector reaches into the target's sockets, so the target must start
+  // with a way in (the built-in target's control channel, or the preload shim).
+  virtual bool needs_target_sockets() const { return false; }
 };
 
 struct injector_kind {

@@ -1,5 +1,5 @@
 #include "injectors/injector.hpp"
-#include "injectors/nodelay.hpp"
+#include "injectors/socket_injectors.hpp"
 
 namespace rig {
 
@@ -7,6 +7,8 @@ const std::vector<injector_kind>& injector_kinds() {
   static const std::vector<injector_kind> kinds = {
       {"nodelay", "TCP_NODELAY forced off (Nagle's algorithm on) for the target, the rig, or both",
        &nodelay_options, &make_nodelay},
+      {"sockbuf", "tiny SO_SNDBUF/SO_RCVBUF for the target, the rig, or both", &sockbuf_options, &make_sockbuf,
+       &check_sockbuf},
   };
   return kinds;
 }

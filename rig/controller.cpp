@@ -16,6 +16,8 @@
 #include "core/sampler.hpp"
 #include "core/units.hpp"
 #include "injectors/injector.hpp"
+#include "injectors/preload/shim_control.h"
+#include "injectors/shim.hpp"
 #include "reports/report.hpp"
 #include "targets/target.hpp"
 #include "workloads/workload.hpp"
@@ -223,8 +225,33 @@ int run_scenario(const scenario& sc, const run_options& opts) {
 
   run_context ctx;
   ctx.target_kind = sc.target.kind;
-  ctx.target_sockets = tgt->sockets();
-  for (size_t i = 0; i < workloads.size(); ++i) ctx.workloads.push_back({sc.workloads[i].name, workloads[i]->sockets()});
+  for (size_t i = 0; i < workloads.size(); ++i)
+    ctx.workloads.push_back({"workload " + sc.workloads[i].name, workloads[i]->sockets(), "the rig's own sockets"});
+  // The way into the target's sockets: its control channel, or the preload shim for a
+  // program rig starts (loaded only when an injector needs it).
+  bool want_target_sockets = false;
+  for (const auto& [name, inj] : injectors) want_target_sockets = want_target_sockets || inj->needs_target_sockets();
+  std::unique_ptr<preload_shim> shim;
+  target_env tenv;
+  if (tgt->sockets()) {
+    ctx.target_sockets = {"target", tgt->sockets(), "the built-in target's control channel"};
+  } else if (auto exe = tgt->preload_executable()) {
+    std::string why;
+    if (auto unreachable = preload_unreachable(*exe)) {
+      ctx.target_sockets_missing = *unreachable;
+    } else if (auto lib = preload_library(opts.rig_exe, &why)) {
+      if (want_target_sockets) {
+        shim = std::make_unique<preload_shim>();
+        tenv.env = shim->environment(*lib);
+        tenv.inherit_fds.push_back({shim->control_fd(), RIG_SHIM_FD_NUMBER});
+        ctx.target_sockets = {"target", shim.get(), "the LD_PRELOAD shim"};
+      }
+    } else {
+      ctx.target_sockets_missing = why;
+    }
+  } else {
+    ctx.target_sockets_missing = "the " + sc.target.kind + " target is a process rig did not start";
+  }
   bool probes_ok = true;
   for (const auto& [name, inj] : injectors) {
     const auto pr = inj->probe(ctx);
@@ -283,7 +310,9 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   };
 
   try {
-    tgt->start({rep.run_dir, opts.rig_exe});
+    tenv.run_dir = rep.run_dir;
+    tenv.rig_exe = opts.rig_exe;
+    tgt->start(tenv);
     ctx.target_pid = tgt->pid();
     rep.target = tgt->describe();
     smp = std::make_unique<sampler>(

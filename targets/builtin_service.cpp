@@ -248,6 +248,7 @@ bool send_all(int fd, const char* p, size_t n) {
 }  // namespace
 
 void builtin_service::handle(job& j, std::vector<char>& buf) {
+  ++requests_;  // taken by a worker; counted before the reply so a client never sees it missing
   if (cfg_.work_ns > 0) {
     const int64_t until = mono_ns() + cfg_.work_ns;
     while (mono_ns() < until) {
@@ -280,7 +281,6 @@ void builtin_service::handle(job& j, std::vector<char>& buf) {
     if (end > off) ok = send_all(fd, buf.data() + off, end - off);
     off = end;
   }
-  ++requests_;
   if (!ok) j.conn->failed = true;
   j.conn->reply_done = true;
   asio::post(j.conn->sock.get_executor(), [c = j.conn] { c->done.cancel(); });
@@ -351,19 +351,29 @@ std::string builtin_service::control(std::string_view line) {
         c.workers, c.live_workers, c.queue_depth, c.queue_capacity, c.rejected, c.retained_bytes, c.requests,
         c.connections, c.exceptions_caught, c.workers_died, c.protocol_errors);
   }
+  if (cmd == "reset") {
+    socket_policy p;
+    std::string bad;
+    if (!parse_policy(in, p, bad)) return "error bad policy word '" + bad + "'";
+    sockets_.reset_socket_policy(p);
+    return "ok";
+  }
   if (cmd == "policy" || cmd == "check") {
     socket_policy p;
     std::string bad;
     if (!parse_policy(in, p, bad)) return "error bad policy word '" + bad + "'";
     if (cmd == "policy" && !p.nodelay && !p.send_buffer && !p.receive_buffer) {
       const auto now = sockets_.socket_policy_now();
-      return fmt::format("ok nodelay={} sndbuf={} rcvbuf={}", now.nodelay.value_or(true) ? 1 : 0,
-                         now.send_buffer.value_or(0), now.receive_buffer.value_or(0));
+      std::string out = "ok";
+      if (now.nodelay) out += fmt::format(" nodelay={}", *now.nodelay ? 1 : 0);
+      if (now.send_buffer) out += fmt::format(" sndbuf={}", *now.send_buffer);
+      if (now.receive_buffer) out += fmt::format(" rcvbuf={}", *now.receive_buffer);
+      return out;
     }
     const auto r = cmd == "policy" ? sockets_.set_socket_policy(p) : sockets_.check_socket_policy(p);
     return fmt::format("ok sockets={} matching={}", r.sockets, r.matching);
   }
-  return "error unknown command '" + cmd + "' (stats, policy, check)";
+  return "error unknown command '" + cmd + "' (stats, policy, check, reset)";
 }
 
 void builtin_service::serve_control(const std::string& path) {

@@ -7,6 +7,7 @@
 #include "core/asio.hpp"
 #include "core/process.hpp"
 #include "targets/builtin_service.hpp"
+#include "targets/command_target.hpp"
 #include "targets/control_client.hpp"
 #include "targets/target.hpp"
 
@@ -87,19 +88,23 @@ class builtin_target final : public target, public socket_tunable {
   socket_policy socket_policy_now() override {
     const auto kv = control_client::parse_pairs(control_.request("policy"));
     socket_policy p;
-    p.nodelay = kv.at("nodelay") != 0;
-    if (kv.at("sndbuf")) p.send_buffer = int(kv.at("sndbuf"));
-    if (kv.at("rcvbuf")) p.receive_buffer = int(kv.at("rcvbuf"));
+    if (kv.count("nodelay")) p.nodelay = kv.at("nodelay") != 0;
+    if (kv.count("sndbuf")) p.send_buffer = int(kv.at("sndbuf"));
+    if (kv.count("rcvbuf")) p.receive_buffer = int(kv.at("rcvbuf"));
     return p;
   }
+  void reset_socket_policy(const socket_policy& prior) override { control_.request(policy_line("reset", prior)); }
 
  private:
-  socket_report report(const std::string& verb, const socket_policy& p) {
+  static std::string policy_line(const std::string& verb, const socket_policy& p) {
     std::string line = verb;
     if (p.nodelay) line += fmt::format(" nodelay={}", *p.nodelay ? 1 : 0);
     if (p.send_buffer) line += fmt::format(" sndbuf={}", *p.send_buffer);
     if (p.receive_buffer) line += fmt::format(" rcvbuf={}", *p.receive_buffer);
-    const auto kv = control_client::parse_pairs(control_.request(line));
+    return line;
+  }
+  socket_report report(const std::string& verb, const socket_policy& p) {
+    const auto kv = control_client::parse_pairs(control_.request(policy_line(verb, p)));
     return {int(kv.at("sockets")), int(kv.at("matching"))};
   }
 
@@ -176,6 +181,9 @@ const std::vector<target_kind>& target_kinds() {
   static const std::vector<target_kind> kinds = {
       {"builtin", "rig's own TCP service with the knobs the seed cases need", &builtin_options,
        [](const option_values& v) -> std::unique_ptr<target> { return std::make_unique<builtin_target>(v); }},
+      {"command", "a program rig starts, e.g. redis-server, with a free port for {port}", &command_options,
+       [](const option_values& v) -> std::unique_ptr<target> { return std::make_unique<command_target>(v); },
+       &check_command},
       {"endpoint", "a server that is already running, by address (loopback only)", &endpoint_options,
        [](const option_values& v) -> std::unique_ptr<target> { return std::make_unique<endpoint_target>(v); },
        &check_endpoint},

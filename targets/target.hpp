@@ -17,6 +17,9 @@ namespace rig {
 struct target_env {
   std::string run_dir;  // logs and files of the target go here
   std::string rig_exe;  // the rig binary, which runs the built-in target as `rig target`
+  // What injectors ask of the target's process: environment (the preload shim) and fds.
+  std::vector<std::string> env;
+  std::vector<std::pair<int, int>> inherit_fds;
 };
 
 // What workloads talk to, what the sampler watches, and what injectors reach into.
@@ -34,6 +37,8 @@ class target {
   virtual std::map<std::string, int64_t> counters() { return {}; }
   // Optional ability: the target's sockets take a socket policy.
   virtual socket_tunable* sockets() { return nullptr; }
+  // The program rig will execute, when its process can take the preload shim.
+  virtual std::optional<std::string> preload_executable() const { return std::nullopt; }
   virtual nlohmann::json describe() const = 0;
 };
 

@@ -100,7 +100,7 @@ TEST_CASE("quickstart with short phases: every report key, and the nagle phase m
   REQUIRE(inj.size() == 1);
   require_keys(inj[0], {"name", "kind", "mechanism", "params", "verified", "verification", "measured"}, "injection");
   CHECK(inj[0]["verified"] == true);
-  CHECK(inj[0]["measured"]["sockets_nodelay_off"] == 4);
+  CHECK(inj[0]["measured"]["sockets_matching"] == 4);
   CHECK(r["phases"][0]["injections"].empty());
 
   bool found = false;
@@ -259,7 +259,7 @@ TEST_CASE("endpoint target: raw PING to a real redis-server, nodelay on the rig'
   CHECK(base["paced"]["throughput_ops_s"].get<double>() == doctest::Approx(1000).epsilon(0.1));
   const auto& inj = r["phases"][1]["injections"][0];
   CHECK(inj["verified"] == true);
-  CHECK(inj["measured"]["sockets_nodelay_off"] == 6);  // 4 + 2 connections of the rig
+  CHECK(inj["measured"]["sockets_matching"] == 6);  // 4 + 2 connections of the rig
 }
 
 TEST_CASE("rig target runs the built-in target alone and stops on SIGTERM") {

@@ -4,7 +4,7 @@
 
 #include "../helpers.hpp"
 #include "core/clock.hpp"
-#include "injectors/nodelay.hpp"
+#include "injectors/socket_injectors.hpp"
 #include "targets/builtin_service.hpp"
 #include "workloads/tcp.hpp"
 
@@ -21,7 +21,7 @@ TEST_CASE("nodelay where=both: applied, read back on every socket, reverted to t
   w.start({"rr", "127.0.0.1", svc.port(), &clock, &windows});
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
 
-  run_context ctx{"builtin", std::nullopt, &svc.sockets(), {{"rr", w.sockets()}}};
+  run_context ctx{"builtin", std::nullopt, {"target", &svc.sockets(), "test"}, "", {{"workload rr", w.sockets(), "test"}}};
   auto inj = make_nodelay(bind_text(nodelay_options(), "where = \"both\"\n"));
   REQUIRE(inj->probe(ctx).ok);
   inj->apply(ctx);
@@ -29,7 +29,7 @@ TEST_CASE("nodelay where=both: applied, read back on every socket, reverted to t
   CHECK(v.ok);
   CHECK(v.text == "target: 2 of 2 sockets read back TCP_NODELAY=0; workload rr: 2 of 2 sockets read back TCP_NODELAY=0");
   CHECK(v.measured["sockets"] == 4);
-  CHECK(v.measured["sockets_nodelay_off"] == 4);
+  CHECK(v.measured["sockets_matching"] == 4);
 
   inj->revert(ctx);
   socket_policy on;
@@ -44,7 +44,7 @@ TEST_CASE("nodelay where=both: applied, read back on every socket, reverted to t
 TEST_CASE("nodelay verification fails loudly when there is nothing to change") {
   builtin_service svc(builtin_config{});
   svc.start();
-  run_context ctx{"builtin", std::nullopt, &svc.sockets(), {}};
+  run_context ctx{"builtin", std::nullopt, {"target", &svc.sockets(), "test"}, "", {}};
   auto inj = make_nodelay(bind_text(nodelay_options(), "where = \"target\"\n"));
   inj->apply(ctx);
   const auto v = inj->verify(ctx);
@@ -54,7 +54,7 @@ TEST_CASE("nodelay verification fails loudly when there is nothing to change") {
 }
 
 TEST_CASE("nodelay probe names what is missing") {
-  run_context ctx{"endpoint", std::nullopt, nullptr, {}};
+  run_context ctx{"endpoint", std::nullopt, {"target"}, "the endpoint target is a process rig did not start", {}};
   auto inj = make_nodelay(bind_text(nodelay_options(), "where = \"target\"\n"));
   const auto p = inj->probe(ctx);
   CHECK_FALSE(p.ok);

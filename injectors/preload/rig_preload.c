@@ -1,0 +1,250 @@
+/* rig's LD_PRELOAD shim: reaches inside an unmodified program to force TCP_NODELAY off
+   and clamp SO_SNDBUF/SO_RCVBUF, as rig's control page says, on the program's TCP
+   sockets — those open now and those it opens later — and reports what it touched.
+   Inert when the program was not started by rig with a control page. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shim_control.h"
+
+#define MAX_FDS 65536
+
+struct fd_state {
+  uint8_t tcp;          /* a TCP socket we track */
+  int8_t app_nodelay;   /* the program's own TCP_NODELAY choice (-1: never set) */
+  int32_t app_sndbuf;   /* the program's own SO_SNDBUF ask (0: never set) */
+  int32_t app_rcvbuf;
+  int32_t orig_sndbuf;  /* the size before the shim first clamped it (0: not clamped) */
+  int32_t orig_rcvbuf;
+};
+
+static struct rig_shim_control* ctl;
+static struct rig_shim_proc* me;
+static struct fd_state* fds;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t watcher;
+static int watcher_running;
+
+static int (*real_socket)(int, int, int);
+static int (*real_accept)(int, struct sockaddr*, socklen_t*);
+static int (*real_accept4)(int, struct sockaddr*, socklen_t*, int);
+static int (*real_setsockopt)(int, int, int, const void*, socklen_t);
+static int (*real_close)(int);
+
+static uint32_t load(const uint32_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static int32_t load_i(const int32_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static void store(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+static void bump(uint32_t* p) { __atomic_add_fetch(p, 1, __ATOMIC_RELAXED); }
+
+static void claim_slot(void) {
+  me = NULL;
+  const int32_t pid = (int32_t)getpid();
+  for (int i = 0; i < RIG_SHIM_MAX_PROCS; ++i) {
+    int32_t expected = 0;
+    struct rig_shim_proc* p = &ctl->procs[i];
+    if (__atomic_compare_exchange_n(&p->pid, &expected, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      memset((char*)p + sizeof p->pid, 0, sizeof *p - sizeof p->pid);
+      me = p;
+      return;
+    }
+  }
+}
+
+static int get_int(int fd, int level, int name, int* out) {
+  socklen_t len = sizeof *out;
+  return getsockopt(fd, level, name, out, &len);
+}
+
+/* Applies the current policy to one tracked socket; returns 1 if it reads back as asked. */
+static int apply_fd(int fd, int32_t nodelay, int32_t sndbuf, int32_t rcvbuf) {
+  struct fd_state* s = &fds[fd];
+  int ok = 1, v = 0;
+  const int want_nodelay = nodelay != RIG_SHIM_LEAVE ? nodelay : (s->app_nodelay > 0 ? 1 : 0);
+  if (get_int(fd, IPPROTO_TCP, TCP_NODELAY, &v) == 0 && (v != 0) != want_nodelay) {
+    real_setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &want_nodelay, sizeof want_nodelay);
+    if (nodelay == 0 && me) bump(&me->nodelay_forced);
+  }
+  ok &= get_int(fd, IPPROTO_TCP, TCP_NODELAY, &v) == 0 && (v != 0) == want_nodelay;
+  struct { int32_t cap; int32_t* orig; int32_t app; int name; uint32_t* counter; } bufs[2] = {
+      {sndbuf, &s->orig_sndbuf, s->app_sndbuf, SO_SNDBUF, me ? &me->sndbuf_clamped : NULL},
+      {rcvbuf, &s->orig_rcvbuf, s->app_rcvbuf, SO_RCVBUF, me ? &me->rcvbuf_clamped : NULL}};
+  for (int i = 0; i < 2; ++i) {
+    if (bufs[i].cap != RIG_SHIM_LEAVE) {
+      int want = bufs[i].cap;
+      if (bufs[i].app > 0 && bufs[i].app < want) want = bufs[i].app;
+      if (*bufs[i].orig == 0 && get_int(fd, SOL_SOCKET, bufs[i].name, &v) == 0) *bufs[i].orig = v / 2;
+      if (get_int(fd, SOL_SOCKET, bufs[i].name, &v) == 0 && v > 2 * (want < 2304 ? 2304 : want)) {
+        real_setsockopt(fd, SOL_SOCKET, bufs[i].name, &want, sizeof want);
+        if (bufs[i].counter) bump(bufs[i].counter);
+      }
+      ok &= get_int(fd, SOL_SOCKET, bufs[i].name, &v) == 0 && v <= 2 * (want < 2304 ? 2304 : want);
+    } else if (*bufs[i].orig > 0) {
+      /* Reverted: back to the size it had before the clamp (or the program's own ask). */
+      int back = bufs[i].app > 0 ? bufs[i].app : *bufs[i].orig;
+      real_setsockopt(fd, SOL_SOCKET, bufs[i].name, &back, sizeof back);
+      *bufs[i].orig = 0;
+    }
+  }
+  return ok;
+}
+
+static void apply_all(void) {
+  if (!ctl || !fds) return;
+  const uint32_t gen = load(&ctl->generation);
+  const int32_t nodelay = load_i(&ctl->nodelay), sndbuf = load_i(&ctl->sndbuf), rcvbuf = load_i(&ctl->rcvbuf);
+  uint32_t sockets = 0, matching = 0;
+  pthread_mutex_lock(&mu);
+  for (int fd = 0; fd < MAX_FDS; ++fd)
+    if (fds[fd].tcp) {
+      ++sockets;
+      matching += (uint32_t)apply_fd(fd, nodelay, sndbuf, rcvbuf);
+    }
+  pthread_mutex_unlock(&mu);
+  if (me) {
+    store(&me->sockets, sockets);
+    store(&me->matching, matching);
+    store(&me->applied_generation, gen);
+  }
+}
+
+static void* watch(void* arg) {
+  (void)arg;
+  uint32_t seen = (uint32_t)-1;
+  const struct timespec tick = {0, 10 * 1000 * 1000};
+  for (;;) {
+    const uint32_t gen = load(&ctl->generation);
+    if (gen != seen) {
+      apply_all();
+      seen = gen;
+    }
+    nanosleep(&tick, NULL);
+  }
+  return NULL;
+}
+
+static void start_watcher(void) {
+  pthread_attr_t a;
+  pthread_attr_init(&a);
+  pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&a, 64 * 1024);
+  watcher_running = pthread_create(&watcher, &a, watch, NULL) == 0;
+  pthread_attr_destroy(&a);
+}
+
+static void after_fork_child(void) {
+  if (!ctl) return;
+  pthread_mutex_init(&mu, NULL);
+  claim_slot();
+  start_watcher();  /* threads do not survive fork */
+}
+
+__attribute__((constructor)) static void rig_shim_init(void) {
+  real_socket = dlsym(RTLD_NEXT, "socket");
+  real_accept = dlsym(RTLD_NEXT, "accept");
+  real_accept4 = dlsym(RTLD_NEXT, "accept4");
+  real_setsockopt = dlsym(RTLD_NEXT, "setsockopt");
+  real_close = dlsym(RTLD_NEXT, "close");
+  const char* env = getenv(RIG_SHIM_FD_ENV);
+  if (!env) return;
+  const int cfd = atoi(env);
+  struct stat st;
+  if (cfd < 0 || fstat(cfd, &st) != 0 || (size_t)st.st_size < sizeof(struct rig_shim_control)) return;
+  void* m = mmap(NULL, sizeof(struct rig_shim_control), PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
+  real_close(cfd);  /* the mapping is all we need; the program never sees the fd */
+  unsetenv(RIG_SHIM_FD_ENV);
+  if (m == MAP_FAILED) return;
+  struct rig_shim_control* c = m;
+  if (c->magic != RIG_SHIM_MAGIC || c->version != RIG_SHIM_VERSION) {
+    munmap(m, sizeof *c);
+    return;
+  }
+  fds = calloc(MAX_FDS, sizeof *fds);
+  if (!fds) return;
+  ctl = c;
+  claim_slot();
+  pthread_atfork(NULL, NULL, after_fork_child);
+  start_watcher();
+}
+
+static void track(int fd) {
+  if (!ctl || fd < 0 || fd >= MAX_FDS) return;
+  pthread_mutex_lock(&mu);
+  memset(&fds[fd], 0, sizeof fds[fd]);
+  fds[fd].tcp = 1;
+  fds[fd].app_nodelay = -1;
+  if (me) bump(&me->tracked_total);
+  apply_fd(fd, load_i(&ctl->nodelay), load_i(&ctl->sndbuf), load_i(&ctl->rcvbuf));
+  pthread_mutex_unlock(&mu);
+}
+
+static int is_tcp(int domain, int type) {
+  return (domain == AF_INET || domain == AF_INET6) && (type & 0xf) == SOCK_STREAM;
+}
+
+int socket(int domain, int type, int protocol) {
+  if (!real_socket) real_socket = dlsym(RTLD_NEXT, "socket");
+  const int fd = real_socket(domain, type, protocol);
+  if (fd >= 0 && is_tcp(domain, type)) track(fd);
+  return fd;
+}
+
+static int tracked(int fd) { return ctl && fd >= 0 && fd < MAX_FDS && fds[fd].tcp; }
+
+int accept(int s, struct sockaddr* addr, socklen_t* len) {
+  if (!real_accept) real_accept = dlsym(RTLD_NEXT, "accept");
+  const int fd = real_accept(s, addr, len);
+  if (fd >= 0 && tracked(s)) track(fd);
+  return fd;
+}
+
+int accept4(int s, struct sockaddr* addr, socklen_t* len, int flags) {
+  if (!real_accept4) real_accept4 = dlsym(RTLD_NEXT, "accept4");
+  const int fd = real_accept4(s, addr, len, flags);
+  if (fd >= 0 && tracked(s)) track(fd);
+  return fd;
+}
+
+int setsockopt(int fd, int level, int name, const void* val, socklen_t len) {
+  if (!real_setsockopt) real_setsockopt = dlsym(RTLD_NEXT, "setsockopt");
+  if (!tracked(fd) || !val || len < (socklen_t)sizeof(int)) return real_setsockopt(fd, level, name, val, len);
+  int v;
+  memcpy(&v, val, sizeof v);
+  pthread_mutex_lock(&mu);
+  struct fd_state* s = &fds[fd];
+  const int32_t nodelay = load_i(&ctl->nodelay), sndbuf = load_i(&ctl->sndbuf), rcvbuf = load_i(&ctl->rcvbuf);
+  int forced = v, override = 0;
+  if (level == IPPROTO_TCP && name == TCP_NODELAY) {
+    s->app_nodelay = v != 0;
+    if (nodelay != RIG_SHIM_LEAVE && (v != 0) != nodelay) forced = nodelay, override = 1;
+  } else if (level == SOL_SOCKET && name == SO_SNDBUF) {
+    s->app_sndbuf = v;
+    if (sndbuf != RIG_SHIM_LEAVE && v > sndbuf) forced = sndbuf, override = 1;
+  } else if (level == SOL_SOCKET && name == SO_RCVBUF) {
+    s->app_rcvbuf = v;
+    if (rcvbuf != RIG_SHIM_LEAVE && v > rcvbuf) forced = rcvbuf, override = 1;
+  }
+  pthread_mutex_unlock(&mu);
+  if (override && me) bump(&me->setsockopt_overridden);
+  return real_setsockopt(fd, level, name, override ? (const void*)&forced : val, override ? sizeof forced : len);
+}
+
+int close(int fd) {
+  if (!real_close) real_close = dlsym(RTLD_NEXT, "close");
+  if (tracked(fd)) {
+    pthread_mutex_lock(&mu);
+    fds[fd].tcp = 0;
+    pthread_mutex_unlock(&mu);
+  }
+  return real_close(fd);
+}

@@ -1,0 +1,37 @@
+/* Shared between the LD_PRELOAD shim (C) and rig (C++): a small shared-memory page
+   rig writes the socket policy into and every shimmed process reports back through.
+   All fields are accessed with __atomic builtins on both sides. */
+#ifndef RIG_SHIM_CONTROL_H
+#define RIG_SHIM_CONTROL_H
+#include <stdint.h>
+
+#define RIG_SHIM_MAGIC 0x52494753u /* "RIGS" */
+#define RIG_SHIM_VERSION 1u
+#define RIG_SHIM_MAX_PROCS 64
+#define RIG_SHIM_FD_ENV "RIG_SHIM_FD"      /* fd number of the control memfd in the target */
+#define RIG_SHIM_FD_NUMBER 231             /* where rig places it between fork and exec */
+
+/* A policy field: leave the program's own choice, or force a value. */
+#define RIG_SHIM_LEAVE (-1)
+
+struct rig_shim_proc {
+  int32_t pid;                 /* 0: free slot */
+  uint32_t applied_generation; /* the policy generation this process has applied */
+  uint32_t sockets;            /* TCP sockets open now */
+  uint32_t matching;           /* of those, how many read back as the policy asks */
+  uint32_t tracked_total;      /* TCP sockets seen since start */
+  uint32_t nodelay_forced;     /* sockets set to TCP_NODELAY=0 by the shim */
+  uint32_t setsockopt_overridden; /* program calls whose value the shim replaced */
+  uint32_t sndbuf_clamped, rcvbuf_clamped;
+};
+
+struct rig_shim_control {
+  uint32_t magic, version;
+  uint32_t generation;   /* bumped by rig after each policy change */
+  int32_t nodelay;       /* RIG_SHIM_LEAVE, 0 (off) or 1 (on) */
+  int32_t sndbuf;        /* RIG_SHIM_LEAVE or bytes */
+  int32_t rcvbuf;        /* RIG_SHIM_LEAVE or bytes */
+  struct rig_shim_proc procs[RIG_SHIM_MAX_PROCS];
+};
+
+#endif

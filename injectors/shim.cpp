@@ -1,0 +1,138 @@
+#include "injectors/shim.hpp"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "injectors/preload/shim_control.h"
+
+namespace rig {
+
+namespace {
+template <typename T>
+T load(const T* p) {
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+template <typename T>
+void store(T* p, T v) {
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+}  // namespace
+
+preload_shim::preload_shim() {
+  fd_ = ::memfd_create("rig-shim-control", MFD_CLOEXEC);
+  throw_system_error_on(fd_ < 0, "memfd_create for the preload shim");
+  throw_system_error_on(::ftruncate(fd_, sizeof(rig_shim_control)) != 0, "ftruncate shim control");
+  void* m = ::mmap(nullptr, sizeof(rig_shim_control), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  throw_system_error_on(m == MAP_FAILED, "mmap shim control");
+  ctl_ = static_cast<rig_shim_control*>(m);
+  std::memset(ctl_, 0, sizeof *ctl_);
+  ctl_->nodelay = ctl_->sndbuf = ctl_->rcvbuf = RIG_SHIM_LEAVE;
+  ctl_->version = RIG_SHIM_VERSION;
+  store(&ctl_->magic, RIG_SHIM_MAGIC);
+}
+
+preload_shim::~preload_shim() {
+  if (ctl_) ::munmap(ctl_, sizeof *ctl_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::vector<std::string> preload_shim::environment(const std::string& library) const {
+  const char* prior = ::getenv("LD_PRELOAD");
+  return {"LD_PRELOAD=" + library + (prior && *prior ? ":" + std::string(prior) : ""),
+          fmt::format("{}={}", RIG_SHIM_FD_ENV, RIG_SHIM_FD_NUMBER)};
+}
+
+socket_report preload_shim::publish_and_wait() {
+  const uint32_t gen = __atomic_add_fetch(&ctl_->generation, 1, __ATOMIC_ACQ_REL);
+  // Each shimmed process re-applies the policy within its 10 ms watch tick.
+  const int64_t deadline = mono_ns() + 2 * ns_per_s;
+  socket_report r;
+  for (;;) {
+    r = socket_report{};
+    bool all = true;
+    int64_t processes = 0, stale = 0;
+    for (auto& p : ctl_->procs) {
+      const int32_t pid = load(&p.pid);
+      if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) continue;
+      ++processes;
+      if (load(&p.applied_generation) != gen) {
+        all = false;
+        ++stale;
+        continue;
+      }
+      r.sockets += int(load(&p.sockets));
+      r.matching += int(load(&p.matching));
+      r.counters["shim: program setsockopt calls overridden"] += load(&p.setsockopt_overridden);
+      r.counters["shim: TCP sockets seen"] += load(&p.tracked_total);
+    }
+    r.counters["shim: processes"] = processes;
+    if (all || mono_ns() > deadline) {
+      if (stale) r.counters["shim: processes that did not answer"] = stale;
+      return r;
+    }
+    ::usleep(2000);
+  }
+}
+
+socket_report preload_shim::set_socket_policy(const socket_policy& p) {
+  if (p.nodelay) store(&ctl_->nodelay, int32_t(*p.nodelay ? 1 : 0));
+  if (p.send_buffer) store(&ctl_->sndbuf, int32_t(*p.send_buffer));
+  if (p.receive_buffer) store(&ctl_->rcvbuf, int32_t(*p.receive_buffer));
+  return publish_and_wait();
+}
+
+socket_report preload_shim::check_socket_policy(const socket_policy&) { return publish_and_wait(); }
+
+socket_policy preload_shim::socket_policy_now() {
+  socket_policy p;
+  if (const int32_t v = load(&ctl_->nodelay); v != RIG_SHIM_LEAVE) p.nodelay = v != 0;
+  if (const int32_t v = load(&ctl_->sndbuf); v != RIG_SHIM_LEAVE) p.send_buffer = v;
+  if (const int32_t v = load(&ctl_->rcvbuf); v != RIG_SHIM_LEAVE) p.receive_buffer = v;
+  return p;
+}
+
+void preload_shim::reset_socket_policy(const socket_policy& prior) {
+  store(&ctl_->nodelay, prior.nodelay ? int32_t(*prior.nodelay ? 1 : 0) : int32_t(RIG_SHIM_LEAVE));
+  store(&ctl_->sndbuf, prior.send_buffer ? int32_t(*prior.send_buffer) : int32_t(RIG_SHIM_LEAVE));
+  store(&ctl_->rcvbuf, prior.receive_buffer ? int32_t(*prior.receive_buffer) : int32_t(RIG_SHIM_LEAVE));
+  publish_and_wait();
+}
+
+std::optional<std::string> preload_library(const std::string& rig_exe, std::string* why) {
+  const auto lib = std::filesystem::path(rig_exe).parent_path() / "librig_preload.so";
+  if (::access(lib.c_str(), R_OK) == 0) return lib.string();
+  if (why) *why = "the preload shim " + lib.string() + " is not built (make build builds it)";
+  return std::nullopt;
+}
+
+std::optional<std::string> preload_unreachable(const std::string& executable) {
+  std::ifstream in(executable, std::ios::binary);
+  if (!in) return "cannot read " + executable;
+  char head[2] = {};
+  in.read(head, 2);
+  if (head[0] == '#' && head[1] == '!') return std::nullopt;  // a script: its interpreter is dynamic
+  in.seekg(0);
+  Elf64_Ehdr eh{};
+  if (!in.read(reinterpret_cast<char*>(&eh), sizeof eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+    return executable + " is not an ELF executable";
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64) return executable + " is not a 64-bit ELF executable";
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    in.seekg(std::streamoff(eh.e_phoff + uint64_t(i) * eh.e_phentsize));
+    if (!in.read(reinterpret_cast<char*>(&ph), sizeof ph)) break;
+    if (ph.p_type == PT_INTERP) return std::nullopt;
+  }
+  return executable + " is statically linked: LD_PRELOAD cannot reach its sockets";
+}
+
+}  // namespace rig

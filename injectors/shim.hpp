@@ -1,0 +1,42 @@
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/socket_policy.hpp"
+
+struct rig_shim_control;
+
+namespace rig {
+
+// rig's side of the LD_PRELOAD shim: a shared-memory control page (a memfd, so nothing
+// is left on disk) that the target inherits. Policies written here reach the sockets of
+// every process of the target that loaded the shim, open ones included.
+class preload_shim final : public socket_tunable {
+ public:
+  preload_shim();
+  ~preload_shim() override;
+  preload_shim(const preload_shim&) = delete;
+  preload_shim& operator=(const preload_shim&) = delete;
+
+  int control_fd() const { return fd_; }
+  // Environment additions for the target: LD_PRELOAD (prepended to any it had) and the fd number.
+  std::vector<std::string> environment(const std::string& library) const;
+
+  socket_report set_socket_policy(const socket_policy& p) override;
+  socket_report check_socket_policy(const socket_policy& p) override;
+  socket_policy socket_policy_now() override;
+  void reset_socket_policy(const socket_policy& prior) override;
+
+ private:
+  socket_report publish_and_wait();
+  int fd_ = -1;
+  rig_shim_control* ctl_ = nullptr;
+};
+
+// The shim library built beside the rig binary, or nullopt with the reason.
+std::optional<std::string> preload_library(const std::string& rig_exe, std::string* why);
+// Nullopt when LD_PRELOAD can reach the program, else why not (static binary, not found).
+std::optional<std::string> preload_unreachable(const std::string& executable);
+
+}  // namespace rig

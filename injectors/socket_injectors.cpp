@@ -1,0 +1,143 @@
+#include "injectors/socket_injectors.hpp"
+
+#include <fmt/format.h>
+
+namespace rig {
+
+namespace {
+
+const option_spec where_option = {
+    .name = "where", .type = opt_type::string, .default_text = "\"target\"",
+    .help = "whose sockets: the target's, the rig's own (workload), or both",
+    .allowed = {"target", "workload", "both"}};
+
+// One mechanism for every injector that forces socket options (nodelay, sockbuf): save
+// each site's policy, force ours, read every socket back, put the saved policy back.
+class socket_injector final : public injector {
+ public:
+  socket_injector(const option_values& v, socket_policy forced, std::string what)
+      : opts_(v), where_(v.str("where")), forced_(std::move(forced)), what_(std::move(what)) {}
+
+  probe_result probe(const run_context& ctx) override {
+    if (where_ != "workload" && !ctx.target_sockets.sockets)
+      return {false, ctx.target_sockets_missing + "; use where = \"workload\" to act on the rig's own sockets"};
+    if (where_ != "target") {
+      bool any = false;
+      for (const auto& w : ctx.workloads) any = any || w.sockets;
+      if (!any) return {false, "no workload in this scenario has TCP sockets"};
+    }
+    return {};
+  }
+
+  void apply(run_context& ctx) override {
+    sites_.clear();
+    if (where_ != "workload") sites_.push_back({ctx.target_sockets, {}});
+    if (where_ != "target")
+      for (const auto& w : ctx.workloads)
+        if (w.sockets) sites_.push_back({w, {}});
+    via_.clear();
+    for (auto& s : sites_) {
+      s.prior = s.site.sockets->socket_policy_now();
+      s.site.sockets->set_socket_policy(forced_);
+      via_ += (via_.empty() ? "" : "; ") + s.site.name + ": " + s.site.via;
+    }
+  }
+
+  verification verify(run_context&) override {
+    verification v;
+    v.ok = !sites_.empty();
+    int total = 0, matching = 0;
+    for (auto& s : sites_) {
+      const auto r = s.site.sockets->check_socket_policy(forced_);
+      total += r.sockets;
+      matching += r.matching;
+      v.ok = v.ok && r.sockets > 0 && r.matching == r.sockets;
+      v.text += fmt::format("{}{}: {} of {} sockets read back {}", v.text.empty() ? "" : "; ", s.site.name,
+                            r.matching, r.sockets, forced_.str());
+      nlohmann::json m = {{"sockets", r.sockets}, {"matching", r.matching}};
+      for (const auto& [k, n] : r.counters) m[k] = n;
+      for (const auto& [k, n] : r.counters)
+        if (n) v.text += fmt::format(", {} {}", n, k);
+      v.measured[s.site.name] = m;
+    }
+    if (total == 0) v.text += " (no open sockets: nothing was changed)";
+    v.measured["sockets"] = total;
+    v.measured["sockets_matching"] = matching;
+    return v;
+  }
+
+  void revert(run_context&) noexcept override {
+    for (auto it = sites_.rbegin(); it != sites_.rend(); ++it) {
+      try {
+        it->site.sockets->reset_socket_policy(it->prior);
+      } catch (...) {
+        // The target may be gone; its sockets went with it.
+      }
+    }
+    sites_.clear();
+  }
+
+  std::string mechanism() const override {
+    return fmt::format("setsockopt({}) via {}", what_, via_.empty() ? "(not applied)" : via_);
+  }
+  nlohmann::json params() const override { return opts_.to_json(); }
+  bool needs_target_sockets() const override { return where_ != "workload"; }
+
+ private:
+  struct applied_site {
+    run_context::site site;
+    socket_policy prior;
+  };
+  option_values opts_;
+  std::string where_;
+  socket_policy forced_;
+  std::string what_, via_;
+  std::vector<applied_site> sites_;
+};
+
+}  // namespace
+
+const option_table& nodelay_options() {
+  static const option_table t = {where_option};
+  return t;
+}
+
+const option_table& sockbuf_options() {
+  static const option_table t = {
+      {.name = "send", .type = opt_type::size, .default_text = "",
+       .help = "SO_SNDBUF forced to this size (the kernel doubles it and keeps at least 4.5KiB)", .min = 1,
+       .max = 64.0 * 1048576},
+      {.name = "receive", .type = opt_type::size, .default_text = "",
+       .help = "SO_RCVBUF forced to this size (the kernel doubles it and keeps at least 2.25KiB)", .min = 1,
+       .max = 64.0 * 1048576},
+      where_option,
+  };
+  return t;
+}
+
+void check_sockbuf(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  if (!v.has("send") && !v.has("receive"))
+    diags.add(ctx.table_pos, "sockbuf in " + ctx.section + " needs 'send', 'receive' or both, e.g. send = \"4KiB\"");
+}
+
+std::unique_ptr<injector> make_nodelay(const option_values& v) {
+  socket_policy p;
+  p.nodelay = false;
+  return std::make_unique<socket_injector>(v, p, "TCP_NODELAY, 0");
+}
+
+std::unique_ptr<injector> make_sockbuf(const option_values& v) {
+  socket_policy p;
+  std::string what;
+  if (v.has("send")) {
+    p.send_buffer = int(v.bytes("send"));
+    what = fmt::format("SO_SNDBUF, {}", *p.send_buffer);
+  }
+  if (v.has("receive")) {
+    p.receive_buffer = int(v.bytes("receive"));
+    what += fmt::format("{}SO_RCVBUF, {}", what.empty() ? "" : "; ", *p.receive_buffer);
+  }
+  return std::make_unique<socket_injector>(v, p, what);
+}
+
+}  // namespace rig

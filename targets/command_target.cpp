@@ -1,0 +1,157 @@
+#include "targets/command_target.hpp"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fstream>
+#include <regex>
+
+#include "core/clock.hpp"
+#include "core/fd.hpp"
+#include "core/process.hpp"
+
+namespace rig {
+
+const option_table& command_options() {
+  static const option_table t = {
+      {.name = "run", .type = opt_type::strings, .default_text = "",
+       .help = "program and arguments; {port} becomes the port (e.g. [\"redis-server\", \"--port\", \"{port}\"])",
+       .required = true},
+      {.name = "env", .type = opt_type::string_map, .default_text = "",
+       .help = "environment added for the program, e.g. { MALLOC_ARENA_MAX = \"2\" }"},
+      {.name = "port", .type = opt_type::integer, .default_text = "0",
+       .help = "the port the program listens on, on 127.0.0.1; 0 picks a free one", .min = 0, .max = 65535},
+      {.name = "ready", .type = opt_type::string, .default_text = "\"tcp\"",
+       .help = "ready when: tcp (the port accepts) or log (ready_log matches its output)",
+       .allowed = {"tcp", "log"}},
+      {.name = "ready_log", .type = opt_type::string, .default_text = "",
+       .help = "regex on the program's output that means it is ready (sets ready = \"log\")"},
+      {.name = "ready_timeout", .type = opt_type::duration, .default_text = "\"10s\"",
+       .help = "how long the program may take to become ready", .min = 10e6, .max = 600e9},
+      {.name = "stop_timeout", .type = opt_type::duration, .default_text = "\"2s\"",
+       .help = "after SIGTERM, how long before SIGKILL", .min = 0, .max = 600e9},
+  };
+  return t;
+}
+
+void check_command(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  if (v.has("run")) {
+    const auto& run = v.strings("run");
+    if (run.empty() || run[0].empty())
+      diags.add(v.where("run"), "'run' in " + ctx.section + " is empty: name the program to start");
+    else if (find_in_path(run[0]).empty())
+      diags.add(v.where("run"), fmt::format("'run' in {}: program '{}' not found{}", ctx.section, run[0],
+                                            run[0].find('/') == std::string::npos ? " in PATH" : ""));
+  }
+  if (v.has("ready_log")) {
+    try {
+      std::regex re(v.str("ready_log"));
+    } catch (const std::regex_error& e) {
+      diags.add(v.where("ready_log"), fmt::format("'ready_log' in {} is not a valid regex: {}", ctx.section, e.what()));
+    }
+    if (v.is_set("ready") && v.str("ready") != "log")
+      diags.add(v.where("ready"), "'ready' in " + ctx.section + " must be \"log\" when 'ready_log' is given");
+  } else if (v.is_set("ready") && v.str("ready") == "log") {
+    diags.add(v.where("ready"), "ready = \"log\" in " + ctx.section + " needs 'ready_log', a regex");
+  }
+}
+
+namespace {
+
+uint16_t pick_free_port() {
+  unique_fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("no free port");
+  socklen_t len = sizeof a;
+  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &len);
+  return ntohs(a.sin_port);
+}
+
+bool port_accepts(uint16_t port) {
+  unique_fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string tail(const std::string& text, size_t lines) {
+  size_t at = text.size();
+  for (size_t n = 0; n <= lines && at > 0; ++n) {
+    at = text.rfind('\n', at - 1);
+    if (at == std::string::npos) return text;
+  }
+  return text.substr(at + 1);
+}
+
+}  // namespace
+
+command_target::command_target(const option_values& v) : opts_(v) {
+  executable_ = find_in_path(v.strings("run").at(0));
+}
+
+void command_target::start(const target_env& env) {
+  port_ = opts_.integer("port") ? uint16_t(opts_.integer("port")) : pick_free_port();
+  std::vector<std::string> argv;
+  for (const auto& a : opts_.strings("run")) {
+    std::string arg = a;
+    for (size_t at; (at = arg.find("{port}")) != std::string::npos;) arg.replace(at, 6, std::to_string(port_));
+    argv.push_back(arg);
+  }
+  argv[0] = executable_;
+  argv_ = argv;
+  std::vector<std::string> environment;
+  if (opts_.has("env"))
+    for (const auto& [k, val] : opts_.map("env")) environment.push_back(k + "=" + val);
+  environment.insert(environment.end(), env.env.begin(), env.env.end());
+  log_path_ = env.run_dir + "/target.log";
+  child_ = child_process::spawn(
+      {.argv = argv, .output_path = log_path_, .env = environment, .inherit_fds = env.inherit_fds});
+
+  const bool by_log = opts_.has("ready_log");
+  std::regex ready_re(by_log ? opts_.str("ready_log") : std::string("."));
+  const int64_t timeout = opts_.duration_ns("ready_timeout");
+  const int64_t deadline = mono_ns() + timeout;
+  for (;;) {
+    if (by_log ? std::regex_search(slurp(log_path_), ready_re) : port_accepts(port_)) return;
+    const std::string why = by_log ? fmt::format("its output never matched /{}/", opts_.str("ready_log"))
+                                   : fmt::format("port {} never accepted a connection", port_);
+    if (!child_.running())
+      throw std::runtime_error(fmt::format("the command target {} before it was ready ({}); last output:\n{}",
+                                           child_.exit_description(), why, tail(slurp(log_path_), 20)));
+    if (mono_ns() > deadline) {
+      child_.stop(int(opts_.duration_ns("stop_timeout") / ns_per_ms));
+      throw std::runtime_error(fmt::format("the command target was not ready within {:.1f}s: {}; last output:\n{}",
+                                           double(timeout) / 1e9, why, tail(slurp(log_path_), 20)));
+    }
+    ::usleep(20'000);
+  }
+}
+
+void command_target::stop() noexcept { child_.stop(int(opts_.duration_ns("stop_timeout") / ns_per_ms)); }
+
+std::optional<pid_t> command_target::pid() const {
+  if (child_.pid() > 0) return child_.pid();
+  return std::nullopt;
+}
+
+std::optional<std::string> command_target::died() {
+  if (child_.pid() > 0 && !child_.running()) return child_.exit_description();
+  return std::nullopt;
+}
+
+nlohmann::json command_target::describe() const {
+  return {{"kind", "command"}, {"pid", child_.pid()}, {"port", port_}, {"argv", argv_}, {"params", opts_.to_json()}};
+}
+
+}  // namespace rig

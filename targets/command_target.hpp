@@ -1,0 +1,32 @@
+#pragma once
+#include "core/process.hpp"
+#include "targets/target.hpp"
+
+namespace rig {
+
+const option_table& command_options();
+void check_command(const option_values& v, const bind_context& ctx, diagnostics& diags);
+
+// A program rig starts itself: a free port substituted for {port}, ready when the port
+// accepts (or its output matches ready_log), stopped with SIGTERM then SIGKILL.
+class command_target final : public target {
+ public:
+  explicit command_target(const option_values& v);
+  void start(const target_env& env) override;
+  void stop() noexcept override;
+  std::string host() const override { return "127.0.0.1"; }
+  uint16_t port() const override { return port_; }
+  std::optional<pid_t> pid() const override;
+  std::optional<std::string> died() override;
+  std::optional<std::string> preload_executable() const override { return executable_; }
+  nlohmann::json describe() const override;
+
+ private:
+  option_values opts_;
+  std::string executable_, log_path_;
+  std::vector<std::string> argv_;
+  child_process child_;
+  uint16_t port_ = 0;
+};
+
+}  // namespace rig
