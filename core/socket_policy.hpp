@@ -21,6 +21,7 @@ struct socket_report {
   int sockets = 0;
   int matching = 0;
   std::map<std::string, int64_t> counters;  // what else the mechanism counted (the shim: overrides, ...)
+  std::string detail;                       // the same in words, for the verification text
 };
 
 // Optional ability of a target or workload: its sockets can take a policy. Applies to the

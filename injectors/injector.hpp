@@ -56,12 +56,18 @@ class injector {
   virtual bool needs_target_sockets() const { return false; }
 };
 
+// What `rig doctor` asks of each kind before any scenario exists.
+struct host_context {
+  std::string rig_exe;
+};
+
 struct injector_kind {
   std::string_view name;
   std::string_view summary;
   const option_table& (*options)();
   std::unique_ptr<injector> (*make)(const option_values&);
   void (*check)(const option_values&, const bind_context&, diagnostics&) = nullptr;
+  probe_result (*host_probe)(const host_context&) = nullptr;  // null: needs nothing from the host
 };
 
 const std::vector<injector_kind>& injector_kinds();

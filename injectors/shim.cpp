@@ -72,12 +72,19 @@ socket_report preload_shim::publish_and_wait() {
       }
       r.sockets += int(load(&p.sockets));
       r.matching += int(load(&p.matching));
-      r.counters["shim: program setsockopt calls overridden"] += load(&p.setsockopt_overridden);
-      r.counters["shim: TCP sockets seen"] += load(&p.tracked_total);
+      r.counters["setsockopt_overridden"] += load(&p.setsockopt_overridden);
+      r.counters["tcp_sockets_seen"] += load(&p.tracked_total);
+      r.counters["nodelay_forced"] += load(&p.nodelay_forced);
+      r.counters["sndbuf_clamped"] += load(&p.sndbuf_clamped);
+      r.counters["rcvbuf_clamped"] += load(&p.rcvbuf_clamped);
     }
-    r.counters["shim: processes"] = processes;
+    r.counters["processes"] = processes;
     if (all || mono_ns() > deadline) {
-      if (stale) r.counters["shim: processes that did not answer"] = stale;
+      r.counters["processes_not_answering"] = stale;
+      r.detail = fmt::format("shim in {} process{}{}: {} TCP sockets seen, {} of the program's setsockopt calls overridden",
+                             processes, processes == 1 ? "" : "es",
+                             stale ? fmt::format(" ({} did not answer)", stale) : "", r.counters["tcp_sockets_seen"],
+                             r.counters["setsockopt_overridden"]);
       return r;
     }
     ::usleep(2000);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "injectors/shim.hpp"
+
 namespace rig {
 
 namespace {
@@ -39,7 +41,7 @@ class socket_injector final : public injector {
     for (auto& s : sites_) {
       s.prior = s.site.sockets->socket_policy_now();
       s.site.sockets->set_socket_policy(forced_);
-      via_ += (via_.empty() ? "" : "; ") + s.site.name + ": " + s.site.via;
+      via_ += (via_.empty() ? "" : " and ") + s.site.via;
     }
   }
 
@@ -56,8 +58,7 @@ class socket_injector final : public injector {
                             r.matching, r.sockets, forced_.str());
       nlohmann::json m = {{"sockets", r.sockets}, {"matching", r.matching}};
       for (const auto& [k, n] : r.counters) m[k] = n;
-      for (const auto& [k, n] : r.counters)
-        if (n) v.text += fmt::format(", {} {}", n, k);
+      if (!r.detail.empty()) v.text += " (" + r.detail + ")";
       v.measured[s.site.name] = m;
     }
     if (total == 0) v.text += " (no open sockets: nothing was changed)";
@@ -78,7 +79,7 @@ class socket_injector final : public injector {
   }
 
   std::string mechanism() const override {
-    return fmt::format("setsockopt({}) via {}", what_, via_.empty() ? "(not applied)" : via_);
+    return fmt::format("setsockopt({}) through {}", what_, via_.empty() ? "(not applied)" : via_);
   }
   nlohmann::json params() const override { return opts_.to_json(); }
   bool needs_target_sockets() const override { return where_ != "workload"; }
@@ -118,6 +119,14 @@ const option_table& sockbuf_options() {
 void check_sockbuf(const option_values& v, const bind_context& ctx, diagnostics& diags) {
   if (!v.has("send") && !v.has("receive"))
     diags.add(ctx.table_pos, "sockbuf in " + ctx.section + " needs 'send', 'receive' or both, e.g. send = \"4KiB\"");
+}
+
+probe_result probe_socket_host(const host_context& h) {
+  std::string why;
+  if (auto lib = preload_library(h.rig_exe, &why))
+    return {true, "built-in target (control channel), the rig's own sockets, and dynamically linked command "
+                  "targets through the preload shim " + *lib};
+  return {true, "built-in target and the rig's own sockets only: " + why};
 }
 
 std::unique_ptr<injector> make_nodelay(const option_values& v) {

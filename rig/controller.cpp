@@ -226,7 +226,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   run_context ctx;
   ctx.target_kind = sc.target.kind;
   for (size_t i = 0; i < workloads.size(); ++i)
-    ctx.workloads.push_back({"workload " + sc.workloads[i].name, workloads[i]->sockets(), "the rig's own sockets"});
+    ctx.workloads.push_back({"workload " + sc.workloads[i].name, workloads[i]->sockets(), "the rig's own sockets (workload " + sc.workloads[i].name + ")"});
   // The way into the target's sockets: its control channel, or the preload shim for a
   // program rig starts (loaded only when an injector needs it).
   bool want_target_sockets = false;
@@ -244,7 +244,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
         shim = std::make_unique<preload_shim>();
         tenv.env = shim->environment(*lib);
         tenv.inherit_fds.push_back({shim->control_fd(), RIG_SHIM_FD_NUMBER});
-        ctx.target_sockets = {"target", shim.get(), "the LD_PRELOAD shim"};
+        ctx.target_sockets = {"target", shim.get(), "the LD_PRELOAD shim in the target"};
       }
     } else {
       ctx.target_sockets_missing = why;

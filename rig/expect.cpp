@@ -71,7 +71,7 @@ std::string format_actual(unit_kind k, double v) {
   switch (k) {
     case unit_kind::duration_us: return format_duration_us(v);
     case unit_kind::rate: return fmt::format("{:.1f}/s", v);
-    case unit_kind::ratio: return fmt::format("{:.2f}×", v);
+    case unit_kind::ratio: return fmt::format("{:.3g}×", v);
     case unit_kind::bytes: return format_bytes(v);
     default: return fmt::format("{:g}", v);
   }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
+#include "core/host.hpp"
 #include "core/process.hpp"
 #include "injectors/injector.hpp"
 #include "rig/controller.hpp"
@@ -47,6 +48,17 @@ void list_kinds(const char* title, const std::vector<Kind>& kinds) {
     std::cout << fmt::format("  {} — {}\n", k.name, k.summary);
     for (const auto& s : k.options()) std::cout << option_line(s);
   }
+}
+
+int cmd_doctor() {
+  std::cout << fmt::format("host: {}, {} CPUs, cgroup {}, {}\n", kernel_release(), online_cpus(), cgroup_version(),
+                           ::geteuid() == 0 ? "root" : "not root");
+  const host_context h{self_exe()};
+  for (const auto& k : injector_kinds()) {
+    const probe_result p = k.host_probe ? k.host_probe(h) : probe_result{true, "needs nothing from the host"};
+    std::cout << fmt::format("  {:<10} {:<13} {}\n", k.name, p.ok ? "available" : "unavailable", p.reason);
+  }
+  return exit_ok;
 }
 
 int cmd_validate(const std::string& file, const std::vector<std::string>& sets) {
@@ -143,6 +155,8 @@ int main(int argc, char** argv) {
   list->add_option("what", what, "injectors | workloads | targets (default: all)")
       ->check(CLI::IsMember({"injectors", "workloads", "targets"}));
 
+  auto* doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
+
   auto* target = app.add_subcommand("target", "run the built-in target on its own");
   target->add_option("--port", port, "TCP port on 127.0.0.1 (0 picks a free one)")->capture_default_str();
   target->add_option("--set", sets, "a built-in target key, e.g. --set reply_writes=2 (see rig list targets)");
@@ -169,6 +183,7 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(file, sets, out_dir);
     if (*validate) return cmd_validate(file, sets);
     if (*target) return cmd_target(port, control, sets);
+    if (*doctor) return cmd_doctor();
     if (*list) {
       if (what.empty() || what == "targets") list_kinds("targets", target_kinds());
       if (what.empty() || what == "workloads") list_kinds("workloads", workload_kinds());

@@ -17,7 +17,8 @@ namespace rig {
 const option_table& command_options() {
   static const option_table t = {
       {.name = "run", .type = opt_type::strings, .default_text = "",
-       .help = "program and arguments; {port} becomes the port (e.g. [\"redis-server\", \"--port\", \"{port}\"])",
+       .help = "program and arguments; {port} becomes the port, {rig} the rig binary (e.g. [\"redis-server\", "
+               "\"--port\", \"{port}\"])",
        .required = true},
       {.name = "env", .type = opt_type::string_map, .default_text = "",
        .help = "environment added for the program, e.g. { MALLOC_ARENA_MAX = \"2\" }"},
@@ -41,7 +42,7 @@ void check_command(const option_values& v, const bind_context& ctx, diagnostics&
     const auto& run = v.strings("run");
     if (run.empty() || run[0].empty())
       diags.add(v.where("run"), "'run' in " + ctx.section + " is empty: name the program to start");
-    else if (find_in_path(run[0]).empty())
+    else if (run[0] != "{rig}" && find_in_path(run[0]).empty())
       diags.add(v.where("run"), fmt::format("'run' in {}: program '{}' not found{}", ctx.section, run[0],
                                             run[0].find('/') == std::string::npos ? " in PATH" : ""));
   }
@@ -97,7 +98,8 @@ std::string tail(const std::string& text, size_t lines) {
 }  // namespace
 
 command_target::command_target(const option_values& v) : opts_(v) {
-  executable_ = find_in_path(v.strings("run").at(0));
+  const auto& program = v.strings("run").at(0);
+  executable_ = program == "{rig}" ? self_exe() : find_in_path(program);
 }
 
 void command_target::start(const target_env& env) {
@@ -108,6 +110,7 @@ void command_target::start(const target_env& env) {
     for (size_t at; (at = arg.find("{port}")) != std::string::npos;) arg.replace(at, 6, std::to_string(port_));
     argv.push_back(arg);
   }
+  if (opts_.strings("run").at(0) == "{rig}") executable_ = env.rig_exe;
   argv[0] = executable_;
   argv_ = argv;
   std::vector<std::string> environment;

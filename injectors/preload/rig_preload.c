@@ -105,10 +105,14 @@ static void apply_all(void) {
   const int32_t nodelay = load_i(&ctl->nodelay), sndbuf = load_i(&ctl->sndbuf), rcvbuf = load_i(&ctl->rcvbuf);
   uint32_t sockets = 0, matching = 0;
   pthread_mutex_lock(&mu);
+  int listening = 0;
   for (int fd = 0; fd < MAX_FDS; ++fd)
     if (fds[fd].tcp) {
+      /* Listeners take the policy too (accepted sockets inherit it) but are not counted. */
+      const int ok = apply_fd(fd, nodelay, sndbuf, rcvbuf);
+      if (get_int(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening) == 0 && listening) continue;
       ++sockets;
-      matching += (uint32_t)apply_fd(fd, nodelay, sndbuf, rcvbuf);
+      matching += (uint32_t)ok;
     }
   pthread_mutex_unlock(&mu);
   if (me) {

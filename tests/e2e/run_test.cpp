@@ -208,7 +208,13 @@ TEST_CASE("CLI: validate OK, list shows option help, bad flags exit 2") {
   CHECK(bad_set.code == 2);
   CHECK(bad_set.err.find("--set workloads.rr.connections=lots: 'connections' in [workloads.rr] must be an integer") !=
         std::string::npos);
-  for (const std::string sub : {"run", "validate", "list", "target"}) {
+  const auto doctor = run_rig({"doctor"}, tmp.path);
+  CHECK(doctor.code == 0);
+  REQUIRE(doctor.out.size() >= 3);
+  CHECK(doctor.out[0].rfind("host: ", 0) == 0);
+  CHECK(doctor.out[1].find("nodelay") != std::string::npos);
+  CHECK(doctor.out[1].find("librig_preload.so") != std::string::npos);
+  for (const std::string sub : {"run", "validate", "list", "target", "doctor"}) {
     const auto h = run_rig({sub, "--help"}, tmp.path);
     CAPTURE(sub);
     CHECK(h.code == 0);

@@ -60,3 +60,39 @@ TEST_CASE("nodelay probe names what is missing") {
   CHECK_FALSE(p.ok);
   CHECK(p.reason.find("where = \"workload\"") != std::string::npos);
 }
+
+TEST_CASE("sockbuf where=both: buffers clamped on both sides, then restored to their prior sizes") {
+  builtin_service svc(builtin_config{});
+  svc.start();
+  run_clock clock;
+  clock.start_ns = mono_ns();
+  window_sink windows;
+  tcp_workload w(bind_text(tcp_workload_options(), "connections = 2\n"));
+  w.start({"rr", "127.0.0.1", svc.port(), &clock, &windows});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  run_context ctx{"builtin", std::nullopt, {"target", &svc.sockets(), "test"}, "", {{"workload rr", w.sockets(), "test"}}};
+  auto inj = make_sockbuf(bind_text(sockbuf_options(), "send = \"4KiB\"\nreceive = \"4KiB\"\nwhere = \"both\"\n"));
+  REQUIRE(inj->needs_target_sockets());
+  inj->apply(ctx);
+  const auto v = inj->verify(ctx);
+  CHECK(v.ok);
+  CHECK(v.measured["sockets_matching"] == 4);
+  socket_policy tiny;
+  tiny.send_buffer = 4096;
+  tiny.receive_buffer = 4096;
+  inj->revert(ctx);
+  // Back to the kernel's sizes of before: no longer within the clamp.
+  CHECK(svc.sockets().check_socket_policy(tiny).matching == 0);
+  CHECK(w.sockets()->check_socket_policy(tiny).matching == 0);
+  CHECK_FALSE(svc.sockets().socket_policy_now().send_buffer.has_value());
+  w.stop();
+}
+
+TEST_CASE("sockbuf needs a size") {
+  diagnostics d;
+  const toml::table t = toml::parse(std::string_view("where = \"target\"\n"), std::string_view("s.toml"));
+  bind_context ctx{"s.toml", "[injectors.b]", "injectors.b", nullptr, {"s.toml", 3, 1, {}}};
+  check_sockbuf(bind_options(sockbuf_options(), t, ctx, d), ctx, d);
+  REQUIRE(d.size() == 1);
+  CHECK(d.str() == "s.toml:3:1: sockbuf in [injectors.b] needs 'send', 'receive' or both, e.g. send = \"4KiB\"");
+}
