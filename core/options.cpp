@@ -293,18 +293,18 @@ toml::node_view<toml::node> parse_assigned_value(std::string_view text, toml::ta
 }
 
 toml::table table_from_assignments(const std::vector<std::string>& assignments, diagnostics& diags,
-                                   std::map<std::string, std::string>& origins) {
+                                   std::map<std::string, std::string>& origins, const std::string& origin) {
   toml::table out;
   for (const auto& a : assignments) {
     const auto eq = a.find('=');
     if (eq == std::string::npos || eq == 0) {
-      diags.add({"", 0, 0, "--set " + a}, "expected key=value");
+      diags.add({"", 0, 0, origin.empty() ? "--set " + a : origin}, "expected key=value in '" + a + "'");
       continue;
     }
     const std::string key = a.substr(0, eq);
     toml::table holder;
     auto node = parse_assigned_value(a.substr(eq + 1), holder);
-    origins[key] = "--set " + a;
+    origins[key] = origin.empty() ? "--set " + a : origin;
     node.node()->visit([&](auto& n) { out.insert_or_assign(key, n); });
   }
   return out;

@@ -97,8 +97,9 @@ const Kind* find_kind(const std::vector<Kind>& kinds, std::string_view name) {
 }
 
 // Parses key=value pairs (values as TOML, else as strings) into a table, for --set.
+// Errors name "--set <assignment>", or `origin` when given (e.g. "--toxic latency:...").
 toml::table table_from_assignments(const std::vector<std::string>& assignments, diagnostics& diags,
-                                   std::map<std::string, std::string>& origins);
+                                   std::map<std::string, std::string>& origins, const std::string& origin = {});
 // Parses one "value" the way --set does: a TOML value, or a bare string.
 toml::node_view<toml::node> parse_assigned_value(std::string_view text, toml::table& holder);
 

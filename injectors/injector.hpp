@@ -13,6 +13,8 @@
 
 namespace rig {
 
+class toxic_proxy;
+
 // What an injector can reach in a run. Abilities are optional: null when the target or
 // workload kind has no such handle.
 struct run_context {
@@ -26,6 +28,7 @@ struct run_context {
   site target_sockets{"target"};   // sockets null: see target_sockets_missing
   std::string target_sockets_missing;
   std::vector<site> workloads;
+  toxic_proxy* proxy = nullptr;  // between the workloads and the target, when a proxy injector exists
 };
 
 struct probe_result {
@@ -54,6 +57,8 @@ class injector {
   // True when the injector reaches into the target's sockets, so the target must start
   // with a way in (the built-in target's control channel, or the preload shim).
   virtual bool needs_target_sockets() const { return false; }
+  // What the injection did during the phase, read at its end (before revert).
+  virtual nlohmann::json measure(run_context&) { return nlohmann::json::object(); }
 };
 
 // What `rig doctor` asks of each kind before any scenario exists.
@@ -65,7 +70,7 @@ struct injector_kind {
   std::string_view name;
   std::string_view summary;
   const option_table& (*options)();
-  std::unique_ptr<injector> (*make)(const option_values&);
+  std::unique_ptr<injector> (*make)(const std::string& name, const option_values&);
   void (*check)(const option_values&, const bind_context&, diagnostics&) = nullptr;
   probe_result (*host_probe)(const host_context&) = nullptr;  // null: needs nothing from the host
 };

@@ -1,4 +1,6 @@
 #include "injectors/injector.hpp"
+#include "injectors/proxy.hpp"
+#include "injectors/proxy_injector.hpp"
 #include "injectors/socket_injectors.hpp"
 
 namespace rig {
@@ -6,9 +8,13 @@ namespace rig {
 const std::vector<injector_kind>& injector_kinds() {
   static const std::vector<injector_kind> kinds = {
       {"nodelay", "TCP_NODELAY forced off (Nagle's algorithm on) for the target, the rig, or both",
-       &nodelay_options, &make_nodelay, nullptr, &probe_socket_host},
-      {"sockbuf", "tiny SO_SNDBUF/SO_RCVBUF for the target, the rig, or both", &sockbuf_options, &make_sockbuf,
-       &check_sockbuf, &probe_socket_host},
+       &nodelay_options, [](const std::string&, const option_values& v) { return make_nodelay(v); }, nullptr,
+       &probe_socket_host},
+      {"sockbuf", "tiny SO_SNDBUF/SO_RCVBUF for the target, the rig, or both", &sockbuf_options,
+       [](const std::string&, const option_values& v) { return make_sockbuf(v); }, &check_sockbuf,
+       &probe_socket_host},
+      {"proxy", "Toxiproxy's toxics in rig's own TCP proxy between the workloads and the target", &proxy_options,
+       &make_proxy_injector, &check_proxy},
   };
   return kinds;
 }

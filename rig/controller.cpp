@@ -17,6 +17,7 @@
 #include "core/units.hpp"
 #include "injectors/injector.hpp"
 #include "injectors/preload/shim_control.h"
+#include "injectors/proxy.hpp"
 #include "injectors/shim.hpp"
 #include "reports/report.hpp"
 #include "targets/target.hpp"
@@ -221,7 +222,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   std::vector<std::unique_ptr<workload>> workloads;
   for (const auto& w : sc.workloads) workloads.push_back(find_workload_kind(w.kind)->make(w.opts));
   std::map<std::string, std::unique_ptr<injector>> injectors;
-  for (const auto& i : sc.injectors) injectors[i.name] = find_injector_kind(i.kind)->make(i.opts);
+  for (const auto& i : sc.injectors) injectors[i.name] = find_injector_kind(i.kind)->make(i.name, i.opts);
 
   run_context ctx;
   ctx.target_kind = sc.target.kind;
@@ -232,6 +233,9 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   bool want_target_sockets = false;
   for (const auto& [name, inj] : injectors) want_target_sockets = want_target_sockets || inj->needs_target_sockets();
   std::unique_ptr<preload_shim> shim;
+  std::unique_ptr<toxic_proxy> proxy;
+  for (const auto& i : sc.injectors)
+    if (i.kind == "proxy" && !proxy) proxy = std::make_unique<toxic_proxy>(uint64_t(sc.seed));
   target_env tenv;
   if (tgt->sockets()) {
     ctx.target_sockets = {"target", tgt->sockets(), "the built-in target's control channel"};
@@ -318,8 +322,19 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     smp = std::make_unique<sampler>(
         tgt->pid(), [&] { return tgt->counters(); }, 200 * ns_per_ms);
     smp->start();
+    // With a proxy injector in the scenario, every workload goes through rig's proxy for the
+    // whole run, so toxics come and go between phases on the same connections.
+    std::string host = tgt->host();
+    uint16_t port = tgt->port();
+    if (proxy) {
+      proxy->start_for(host, port);
+      ctx.proxy = proxy.get();
+      host = "127.0.0.1";
+      port = proxy->port();
+      rep.target["proxy_port"] = port;
+    }
     for (size_t i = 0; i < workloads.size(); ++i)
-      workloads[i]->start({sc.workloads[i].name, tgt->host(), tgt->port(), &clock, &windows});
+      workloads[i]->start({sc.workloads[i].name, host, port, &clock, &windows});
 
     for (size_t pi = 0; pi < sc.phases.size() && !interrupted_by; ++pi) {
       const auto& ph = sc.phases[pi];
@@ -371,6 +386,8 @@ int run_scenario(const scenario& sc, const run_options& opts) {
         }
       }
       if (tty) out << "\r\033[K";
+      for (size_t k = 0; k < ph.inject.size(); ++k)
+        rep.phases[*open_phase].injections[k].measured.update(injectors.at(ph.inject[k])->measure(ctx));
       close_phase(!interrupted_by);
       revert_applied();
     }
@@ -389,6 +406,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   }
   revert_applied();  // no-op unless the last phase left something applied
   for (auto& w : workloads) w->stop();
+  if (proxy) proxy->stop();
   if (smp) smp->stop();
   tgt->stop();
   const int64_t run_end = mono_ns();

@@ -13,7 +13,8 @@ namespace {
 
 const std::vector<std::string> latency_groups = {"latency", "service", "send_lag"};
 const std::vector<std::string> latency_stats = {"min", "mean", "p50", "p90", "p99", "p999", "max"};
-const std::vector<std::string> error_kinds = {"connect", "timeout", "read", "write", "rejected", "protocol"};
+const std::vector<std::string> error_kinds = {"connect", "timeout", "read",     "write",
+                                              "reset",   "closed",  "rejected", "protocol"};
 const std::vector<std::string> workload_metrics = {"latency", "service", "send_lag", "ops", "throughput", "errors"};
 const std::vector<std::string> ratio_metrics = {"p50_x", "p99_x", "throughput_x"};
 const std::vector<std::string> ops = {"<=", ">=", "==", "!=", "<", ">"};
@@ -136,7 +137,7 @@ std::optional<check_expr> parse_check(const std::string& text, const source_pos&
                       (c.path.size() == 4 ? did_you_mean(c.path[3], latency_stats) : ""));
       } else if (m == "errors") {
         if (c.path.size() > 4 || (c.path.size() == 4 && !contains(error_kinds, c.path[3])))
-          return fail("expected errors or errors.<connect|timeout|read|write|rejected|protocol>" +
+          return fail("expected errors or errors.<connect|timeout|read|write|reset|closed|rejected|protocol>" +
                       (c.path.size() == 4 ? did_you_mean(c.path[3], error_kinds) : ""));
       } else if (c.path.size() != 3) {
         return fail("'" + m + "' takes no further part");

@@ -8,6 +8,7 @@
 #include "core/host.hpp"
 #include "core/process.hpp"
 #include "injectors/injector.hpp"
+#include "injectors/proxy.hpp"
 #include "rig/controller.hpp"
 #include "rig/scenario.hpp"
 #include "targets/builtin_service.hpp"
@@ -57,6 +58,83 @@ int cmd_doctor() {
   for (const auto& k : injector_kinds()) {
     const probe_result p = k.host_probe ? k.host_probe(h) : probe_result{true, "needs nothing from the host"};
     std::cout << fmt::format("  {:<10} {:<13} {}\n", k.name, p.ok ? "available" : "unavailable", p.reason);
+  }
+  return exit_ok;
+}
+
+// "latency:latency=10ms,jitter=1ms,stream=downstream" -> a toxic, checked like a scenario's.
+std::optional<toxic_spec> parse_toxic_flag(const std::string& flag, int index, diagnostics& diags) {
+  const auto colon = flag.find(':');
+  std::vector<std::string> assignments = {"toxic=" + flag.substr(0, colon)};
+  if (colon != std::string::npos) {
+    std::string rest = flag.substr(colon + 1);
+    for (size_t at = 0; at <= rest.size();) {
+      const size_t comma = std::min(rest.find(',', at), rest.size());
+      if (comma > at) assignments.push_back(rest.substr(at, comma - at));
+      at = comma + 1;
+    }
+  }
+  std::map<std::string, std::string> origins;
+  const std::string origin = "--toxic " + flag;
+  toml::table t = table_from_assignments(assignments, diags, origins, origin);
+  bind_context ctx{"", "the toxic", "", &origins, {"", 0, 0, origin}};
+  const size_t before = diags.size();
+  const option_values v = bind_options(proxy_options(), t, ctx, diags, {});
+  if (diags.size() == before) check_proxy(v, ctx, diags);
+  if (diags.size() != before) return std::nullopt;
+  return toxic_spec::from(fmt::format("toxic{}", index), v);
+}
+
+bool split_loopback(const std::string& a, std::string& host, uint16_t& port) {
+  const auto colon = a.rfind(':');
+  if (colon == std::string::npos) return false;
+  host = a.substr(0, colon);
+  port = uint16_t(std::atoi(a.c_str() + colon + 1));
+  boost::system::error_code ec;
+  const auto addr = boost::asio::ip::make_address(host, ec);
+  return !ec && addr.is_loopback() && (port > 0 || a.substr(colon + 1) == "0");
+}
+
+int cmd_proxy(const std::string& listen, const std::string& upstream, const std::vector<std::string>& toxics) {
+  std::string lhost, uhost;
+  uint16_t lport = 0, uport = 0;
+  if (!split_loopback(listen, lhost, lport) || !split_loopback(upstream, uhost, uport) || uport == 0) {
+    std::cerr << "rig proxy: --listen and --upstream must be loopback host:port, e.g. 127.0.0.1:7000\n";
+    return exit_usage;
+  }
+  diagnostics diags;
+  std::vector<toxic_spec> specs;
+  for (size_t i = 0; i < toxics.size(); ++i)
+    if (auto t = parse_toxic_flag(toxics[i], int(i + 1), diags)) specs.push_back(*t);
+  if (!diags.empty()) {
+    std::cerr << diags.str() << "\n";
+    return exit_usage;
+  }
+  block_stop_signals();
+  toxic_proxy proxy(1, lhost, lport);
+  try {
+    proxy.start_for(uhost, uport);
+  } catch (const std::exception& e) {
+    std::cerr << "rig proxy: " << e.what() << "\n";
+    return exit_runtime;
+  }
+  std::vector<int> ids;
+  for (const auto& t : specs) ids.push_back(proxy.add_toxic(t));
+  std::cout << "listening " << lhost << ":" << proxy.port() << std::endl;
+  std::cerr << "rig proxy: " << lhost << ":" << proxy.port() << " -> " << upstream;
+  for (const auto& t : specs) std::cerr << "\n  toxic: " << t.str();
+  std::cerr << "\nCtrl-C stops it\n";
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  proxy.stop();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const auto c = proxy.counters(ids[i]);
+    std::cerr << fmt::format("rig proxy: {}: {} connections affected, {} chunks, {} bytes\n", specs[i].str(),
+                             c.connections_affected, c.chunks, c.bytes);
   }
   return exit_ok;
 }
@@ -155,6 +233,14 @@ int main(int argc, char** argv) {
   list->add_option("what", what, "injectors | workloads | targets (default: all)")
       ->check(CLI::IsMember({"injectors", "workloads", "targets"}));
 
+  std::string listen = "127.0.0.1:0", upstream;
+  std::vector<std::string> toxic_flags;
+  auto* proxy_cmd = app.add_subcommand("proxy", "run rig's toxic proxy on its own");
+  proxy_cmd->add_option("--listen", listen, "loopback host:port to listen on")->capture_default_str();
+  proxy_cmd->add_option("--upstream", upstream, "loopback host:port of the server")->required();
+  proxy_cmd->add_option("--toxic", toxic_flags,
+                        "a toxic, e.g. latency:latency=10ms,jitter=1ms,stream=downstream (repeat to chain)");
+
   auto* doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
 
   auto* target = app.add_subcommand("target", "run the built-in target on its own");
@@ -184,6 +270,7 @@ int main(int argc, char** argv) {
     if (*validate) return cmd_validate(file, sets);
     if (*target) return cmd_target(port, control, sets);
     if (*doctor) return cmd_doctor();
+    if (*proxy_cmd) return cmd_proxy(listen, upstream, toxic_flags);
     if (*list) {
       if (what.empty() || what == "targets") list_kinds("targets", target_kinds());
       if (what.empty() || what == "workloads") list_kinds("workloads", workload_kinds());

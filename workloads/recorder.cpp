@@ -10,6 +10,8 @@ const char* error_kind_name(error_kind k) {
     case error_kind::timeout: return "timeout";
     case error_kind::read: return "read";
     case error_kind::write: return "write";
+    case error_kind::reset: return "reset";
+    case error_kind::closed: return "closed";
     case error_kind::rejected: return "rejected";
     case error_kind::protocol: return "protocol";
   }

@@ -19,8 +19,10 @@ struct run_clock {
   std::atomic<int> phase{-1};
 };
 
-enum class error_kind { connect, timeout, read, write, rejected, protocol };
-constexpr size_t error_kind_count = 6;
+// read/write: other I/O failures; reset: the peer reset the connection (RST); closed: the
+// peer closed it mid-request (EOF).
+enum class error_kind { connect, timeout, read, write, reset, closed, rejected, protocol };
+constexpr size_t error_kind_count = 8;
 const char* error_kind_name(error_kind k);
 
 struct phase_stats {

@@ -66,6 +66,15 @@ void check_tcp_workload(const option_values& v, const bind_context& ctx, diagnos
     diags.add(v.where("threads"), "'threads' in " + ctx.section + " exceeds 'connections': a thread would idle");
 }
 
+namespace {
+error_kind classify(const boost::system::error_code& ec, bool timed_out, error_kind otherwise) {
+  if (timed_out) return error_kind::timeout;
+  if (ec == asio::error::connection_reset || ec == asio::error::broken_pipe) return error_kind::reset;
+  if (ec == asio::error::eof) return error_kind::closed;
+  return otherwise;
+}
+}  // namespace
+
 struct tcp_workload::conn {
   explicit conn(asio::io_context& ioc) : sock(ioc), pace(ioc) {}
   tcp::socket sock;
@@ -213,7 +222,7 @@ awaitable<void> tcp_workload::request_loop(worker& w, conn& c) {
     }
     co_await asio::async_write(c.sock, asio::buffer(c.req), asio::redirect_error(use_awaitable, ec));
     if (ec) {
-      rec.error(c.timed_out ? error_kind::timeout : error_kind::write, mono_ns());
+      rec.error(classify(ec, c.timed_out, error_kind::write), mono_ns());
       co_return;
     }
     bool rejected = false;
@@ -240,7 +249,7 @@ awaitable<void> tcp_workload::request_loop(worker& w, conn& c) {
     c.deadline_ns = 0;
     const int64_t done = mono_ns();
     if (ec) {
-      rec.error(c.timed_out ? error_kind::timeout : error_kind::read, done);
+      rec.error(classify(ec, c.timed_out, error_kind::read), done);
       co_return;
     }
     if (rejected) {

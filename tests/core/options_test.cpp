@@ -96,7 +96,7 @@ TEST_CASE("--set assignments: values parse as TOML, else as strings, and errors 
   toml::table t = table_from_assignments({"connections=8", "timeout=250ms", "path=/tmp/x", "fast=true", "bogus"},
                                          diags, origins);
   REQUIRE(diags.size() == 1);
-  CHECK(diags.str() == "--set bogus: expected key=value");
+  CHECK(diags.str() == "--set bogus: expected key=value in 'bogus'");
   bind_context ctx{"", "rig target", "", &origins, {}};
   diagnostics d2;
   const auto v = bind_options(sample_table(), t, ctx, d2);

@@ -268,6 +268,74 @@ TEST_CASE("endpoint target: raw PING to a real redis-server, nodelay on the rig'
   CHECK(inj["measured"]["sockets_matching"] == 6);  // 4 + 2 connections of the rig
 }
 
+TEST_CASE("proxy-toxics.toml: every toxic in turn on the same connections, expectations hold") {
+  temp_dir tmp;
+  std::vector<std::string> args = {"run", RIG_SOURCE_DIR "/scenarios/proxy-toxics.toml", "--out", tmp.path};
+  for (const char* p : {"baseline", "latency", "bandwidth", "slicer", "chained", "blackhole", "reset", "limit",
+                        "recovery"})
+    args.insert(args.end(), {"--set", std::string("phases.") + p + ".duration=1s"});
+  const auto f = run_rig(args, tmp.path);
+  INFO("stdout: " << [&] {
+    std::string all;
+    for (const auto& l : f.out) all += l + "\n";
+    return all;
+  }());
+  CHECK(f.code == 0);
+  const auto r = nlohmann::json::parse(slurp(report_path(f.out)));
+  for (const auto& p : r["phases"])
+    for (const auto& i : p["injections"]) {
+      CAPTURE(i["name"].get<std::string>());
+      CHECK(i["verified"] == true);
+      CHECK(i["measured"]["chunks"].get<uint64_t>() > 0);
+    }
+  const auto& lat = r["phases"][1]["injections"][0]["measured"];
+  CHECK(lat["mean_added_delay_us"].get<double>() == doctest::Approx(10000).epsilon(0.05));
+}
+
+TEST_CASE("rig proxy runs the toxic proxy alone in front of rig target") {
+  temp_dir tmp;
+  auto tgt = child_process::spawn({.argv = {RIG_BINARY, "target"}, .capture_stdout = true,
+                                   .stderr_path = tmp.path + "/target.txt"});
+  auto line = tgt.read_line(10'000);
+  REQUIRE(line);
+  const std::string upstream = line->substr(std::string("listening ").size());
+  auto px = child_process::spawn({.argv = {RIG_BINARY, "proxy", "--upstream", upstream, "--toxic",
+                                           "latency:latency=20ms,stream=downstream"},
+                                  .capture_stdout = true, .stderr_path = tmp.path + "/proxy.txt"});
+  auto pline = px.read_line(10'000);
+  REQUIRE(pline);
+  REQUIRE(pline->rfind("listening 127.0.0.1:", 0) == 0);
+  const int port = std::atoi(pline->c_str() + pline->rfind(':') + 1);
+  int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(uint16_t(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  uint32_t req[4] = {0x51474952, 16, 16, 1};  // the built-in protocol's header: magic, sizes, seq
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(::send(s, req, sizeof req, 0) == 16);
+  uint32_t reply[4] = {};
+  REQUIRE(::recv(s, reply, sizeof reply, MSG_WAITALL) == 16);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  ::close(s);
+  MESSAGE("one request through rig proxy with a 20 ms latency toxic: " << ms << " ms");
+  CHECK(reply[0] == 0x52474952);
+  CHECK(ms >= 20);
+  CHECK(ms < 40);
+  ::kill(px.pid(), SIGINT);
+  REQUIRE(px.wait(5000));
+  CHECK(px.exit_code() == 0);
+  CHECK(slurp(tmp.path + "/proxy.txt").find("1 connections affected") != std::string::npos);
+  tgt.stop();
+
+  const auto bad = run_rig({"proxy", "--upstream", upstream, "--toxic", "latency:latncy=1ms"}, tmp.path);
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("--toxic latency:latncy=1ms: unknown key 'latncy' in the toxic; did you mean 'latency'?") !=
+        std::string::npos);
+  CHECK(run_rig({"proxy", "--upstream", "10.0.0.1:80"}, tmp.path).code == 2);
+}
+
 TEST_CASE("rig target runs the built-in target alone and stops on SIGTERM") {
   temp_dir tmp;
   auto c = child_process::spawn({.argv = {RIG_BINARY, "target", "--port", "0", "--set", "workers=2"},
