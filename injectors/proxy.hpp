@@ -79,6 +79,7 @@ class toxic_proxy {
   std::atomic<bool> stopped_{false};
   std::atomic<int> connections_{0};
   std::atomic<uint64_t> next_conn_{0};
+  std::atomic<uint64_t> version_{0};  // bumped on every chain change
 
   mutable std::mutex mu_;
   std::shared_ptr<const std::vector<std::shared_ptr<toxic>>> chain_;

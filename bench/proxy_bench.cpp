@@ -1,0 +1,69 @@
+// The proxy's own cost: the same closed-loop tcp workload against the built-in target,
+// direct and through rig's proxy with no toxic, alternated in one run. Prints the added
+// p50 (goal <= 15 us) and the req/s ratio (goal >= 0.80), medians over the repeats.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "core/clock.hpp"
+#include "injectors/proxy.hpp"
+#include "targets/builtin_service.hpp"
+#include "workloads/tcp.hpp"
+
+using namespace rig;
+
+namespace {
+
+struct result {
+  double p50_us, ops_s;
+};
+
+result measure(uint16_t port, int connections, int64_t ms) {
+  const toml::table t = toml::parse(fmt::format("connections = {}\n", connections));
+  bind_context ctx{"bench", "[bench]", "bench", nullptr, {}};
+  diagnostics d;
+  tcp_workload w(bind_options(tcp_workload_options(), t, ctx, d));
+  run_clock clock;
+  window_sink windows;
+  clock.start_ns = mono_ns();
+  w.start({"bench", "127.0.0.1", port, &clock, &windows});
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // warm-up
+  clock.phase = 0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  clock.phase = -1;
+  w.stop();
+  const auto s = w.results().at(0);
+  return {double(s.latency.percentile(50)) / 1e3, double(s.ops) * 1000.0 / double(ms)};
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int repeats = argc > 1 ? std::atoi(argv[1]) : 5;
+  const int64_t ms = argc > 2 ? std::atoll(argv[2]) : 2000;
+  builtin_service svc(builtin_config{});
+  svc.start();
+  toxic_proxy proxy;
+  proxy.start_for("127.0.0.1", svc.port());
+  for (int connections : {1, 4}) {
+    std::vector<double> added, ratio;
+    for (int r = 0; r < repeats; ++r) {
+      const result direct = measure(svc.port(), connections, ms);
+      const result via = measure(proxy.port(), connections, ms);
+      added.push_back(via.p50_us - direct.p50_us);
+      ratio.push_back(via.ops_s / direct.ops_s);
+      fmt::print("  {} conn, run {}: direct p50 {:.1f} us {:.0f} req/s; proxy p50 {:.1f} us {:.0f} req/s\n",
+                 connections, r + 1, direct.p50_us, direct.ops_s, via.p50_us, via.ops_s);
+    }
+    const double a = median(added), q = median(ratio);
+    fmt::print("proxy, {} connection{}: added p50 {:.1f} us (goal <= 15: {}), req/s ratio {:.2f} (goal >= 0.80: {})\n",
+               connections, connections == 1 ? "" : "s", a, a <= 15 ? "met" : "MISSED", q,
+               q >= 0.8 ? "met" : "MISSED");
+  }
+}
