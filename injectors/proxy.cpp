@@ -193,12 +193,7 @@ toxic_proxy::~toxic_proxy() { stop(); }
 void toxic_proxy::start_for(const std::string& upstream_host, uint16_t upstream_port) {
   upstream_host_ = upstream_host;
   upstream_port_ = upstream_port;
-  tcp::endpoint ep(asio::ip::make_address(listen_host_), listen_port_);
-  acceptor_.open(ep.protocol());
-  acceptor_.set_option(tcp::acceptor::reuse_address(true));
-  acceptor_.bind(ep);
-  acceptor_.listen(1024);
-  port_ = acceptor_.local_endpoint().port();
+  port_ = listen_on(acceptor_, listen_host_, listen_port_);
   asio::co_spawn(ioc_, accept_loop(), asio::detached);
   thread_ = std::thread([this] { ioc_.run(); });
 }

@@ -27,6 +27,17 @@ void block_stop_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
+// Blocks until SIGINT or SIGTERM (blocked beforehand by block_stop_signals) and returns it.
+int wait_for_stop_signal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
 std::string option_line(const option_spec& s) {
   std::string meta = std::string(type_name(s.type));
   if (!s.allowed.empty()) {
@@ -124,12 +135,7 @@ int cmd_proxy(const std::string& listen, const std::string& upstream, const std:
   std::cerr << "rig proxy: " << lhost << ":" << proxy.port() << " -> " << upstream;
   for (const auto& t : specs) std::cerr << "\n  toxic: " << t.str();
   std::cerr << "\nCtrl-C stops it\n";
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int sig = 0;
-  sigwait(&set, &sig);
+  wait_for_stop_signal();
   proxy.stop();
   for (size_t i = 0; i < ids.size(); ++i) {
     const auto c = proxy.counters(ids[i]);
@@ -191,12 +197,7 @@ int cmd_target(int port, const std::string& control, const std::vector<std::stri
   std::cout << "listening 127.0.0.1:" << svc.port() << std::endl;
   std::cerr << "rig target: pid " << getpid() << " serving 127.0.0.1:" << svc.port()
             << (control.empty() ? "" : " control " + control) << "; Ctrl-C stops it\n";
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int sig = 0;
-  sigwait(&set, &sig);
+  const int sig = wait_for_stop_signal();
   svc.stop();
   const auto c = svc.counters();
   std::cerr << fmt::format("rig target: stopped by {}; {} requests, {} rejected\n", strsignal(sig), c.requests,

@@ -87,12 +87,7 @@ void builtin_service::start() {
     wal_fd_.reset(::open(cfg_.wal_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
     throw_system_error_on(!wal_fd_, "open write-ahead log " + cfg_.wal_path);
   }
-  tcp::endpoint ep(asio::ip::make_address(cfg_.bind), uint16_t(cfg_.port));
-  acceptor_.open(ep.protocol());
-  acceptor_.set_option(tcp::acceptor::reuse_address(true));
-  acceptor_.bind(ep);
-  acceptor_.listen(1024);
-  port_ = acceptor_.local_endpoint().port();
+  port_ = listen_on(acceptor_, cfg_.bind, uint16_t(cfg_.port));
   asio::co_spawn(ioc_, accept_loop(), asio::detached);
   for (int i = 0; i < cfg_.workers; ++i) workers_.emplace_back([this] { worker_main(); });
   // Ready means every worker is in the pool, so the first sample sees them all.

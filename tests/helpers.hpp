@@ -4,8 +4,11 @@
 #include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "core/fd.hpp"
@@ -43,6 +46,35 @@ struct silent_listener {
 inline uint16_t free_port() {
   silent_listener l;
   return l.port;
+}
+
+// A directory under /tmp, removed with everything in it when the test ends.
+struct temp_dir {
+  std::string path;
+  temp_dir() {
+    char t[] = "/tmp/rig-test-XXXXXX";
+    REQUIRE(::mkdtemp(t));
+    path = t;
+  }
+  ~temp_dir() { std::filesystem::remove_all(path); }
+};
+
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A blocking client socket connected to 127.0.0.1:port, with a receive timeout.
+inline unique_fd connect_loopback(uint16_t port, int timeout_s = 10) {
+  unique_fd fd(::socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  timeval tv{timeout_s, 0};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
 }
 
 inline std::string which(const std::string& prog) {

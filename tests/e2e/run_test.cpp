@@ -10,22 +10,16 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "../helpers.hpp"
 #include "core/process.hpp"
 
 using namespace rig;
+using rig::testing::slurp;
+using rig::testing::temp_dir;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    char t[] = "/tmp/rig-e2e-XXXXXX";
-    REQUIRE(::mkdtemp(t));
-    path = t;
-  }
-  ~temp_dir() { fs::remove_all(path); }
-};
 
 struct finished {
   int code = -1;
@@ -33,10 +27,6 @@ struct finished {
   std::string err;
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 finished run_rig(const std::vector<std::string>& args, const std::string& dir, int timeout_ms = 60'000) {
   std::vector<std::string> argv = {RIG_BINARY};

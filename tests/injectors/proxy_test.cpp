@@ -49,35 +49,10 @@ struct proxied_run {
   }
 };
 
-struct listener {
-  unique_fd fd;
-  uint16_t port = 0;
-  listener() : fd(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-    REQUIRE(::listen(fd.get(), 8) == 0);
-    socklen_t len = sizeof a;
-    ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &len);
-    port = ntohs(a.sin_port);
-  }
-};
 
-unique_fd connect_to(uint16_t port) {
-  unique_fd fd(::socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  timeval tv{10, 0};
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  return fd;
-}
 
 // An upstream that writes `bytes` in one go to the first connection, then closes it.
-std::thread serve_bytes(listener& l, size_t bytes) {
+std::thread serve_bytes(rig::testing::silent_listener& l, size_t bytes) {
   return std::thread([&l, bytes] {
     unique_fd c(::accept(l.fd.get(), nullptr, nullptr));
     std::vector<char> data(bytes, 'x');
@@ -118,13 +93,13 @@ TEST_CASE("latency toxic: p50 grows by the asked latency, within max(2%, 200 us)
 
 TEST_CASE("bandwidth toxic: a stream passes within 5% of the asked rate") {
   for (double rate : {100e3, 1e6}) {
-    listener up;
+    rig::testing::silent_listener up;
     toxic_proxy proxy(1);
     proxy.start_for("127.0.0.1", up.port);
     proxy.add_toxic(toxic(fmt::format("toxic = \"bandwidth\"\nrate = \"{}KB/s\"\n", rate / 1e3)));
     const size_t bytes = size_t(rate * 2);  // two seconds' worth
     auto server = serve_bytes(up, bytes);
-    auto fd = connect_to(proxy.port());
+    auto fd = rig::testing::connect_loopback(proxy.port());
     std::vector<char> buf(1 << 16);
     size_t got = 0, first = 0;
     int64_t t_first = 0, t_last = 0;
@@ -147,13 +122,13 @@ TEST_CASE("bandwidth toxic: a stream passes within 5% of the asked rate") {
 }
 
 TEST_CASE("slicer toxic: data arrives in segments of the asked size") {
-  listener up;
+  rig::testing::silent_listener up;
   toxic_proxy proxy(1);
   proxy.start_for("127.0.0.1", up.port);
   const int id = proxy.add_toxic(toxic("toxic = \"slicer\"\naverage_size = \"100B\"\nsize_variation = \"0B\"\n"
                                        "delay = \"2ms\"\n"));
   auto server = serve_bytes(up, 4000);
-  auto fd = connect_to(proxy.port());
+  auto fd = rig::testing::connect_loopback(proxy.port());
   std::vector<size_t> sizes;
   char buf[8192];
   size_t got = 0;

@@ -11,24 +11,13 @@
 #include "injectors/shim.hpp"
 
 using namespace rig;
+using rig::testing::slurp;
+using rig::testing::temp_dir;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct temp_dir {
-  std::string path;
-  temp_dir() {
-    char t[] = "/tmp/rig-shim-XXXXXX";
-    REQUIRE(::mkdtemp(t));
-    path = t;
-  }
-  ~temp_dir() { fs::remove_all(path); }
-};
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 struct rig_run {
   int code = -1;

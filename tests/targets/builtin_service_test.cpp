@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "../helpers.hpp"
 #include "core/clock.hpp"
 #include "core/fd.hpp"
 #include "core/wire.hpp"
@@ -17,19 +18,6 @@ using namespace rig;
 
 namespace {
 
-unique_fd connect_to(uint16_t port) {
-  unique_fd fd(::socket(AF_INET, SOCK_STREAM, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  int one = 1;
-  ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  timeval tv{5, 0};
-  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  return fd;
-}
 
 bool read_exact(int fd, void* p, size_t n) {
   auto* c = static_cast<char*>(p);
@@ -63,7 +51,7 @@ TEST_CASE("replies carry the size the request asked for, and counters count them
   cfg.workers = 2;
   builtin_service svc(cfg);
   svc.start();
-  auto fd = connect_to(svc.port());
+  auto fd = rig::testing::connect_loopback(svc.port());
   uint32_t payload = 0;
   for (uint32_t i = 1; i <= 10; ++i) REQUIRE(request(fd.get(), 64, 4096, i, &payload) == 0);
   CHECK(payload == 4096 - wire::header_bytes);
@@ -79,7 +67,7 @@ TEST_CASE("TCP_NODELAY off with two-piece replies stalls on the delayed ACK and 
   cfg.reply_writes = 2;
   builtin_service svc(cfg);
   svc.start();
-  auto fd = connect_to(svc.port());
+  auto fd = rig::testing::connect_loopback(svc.port());
   auto median_ms = [&](int n) {
     std::vector<double> t;
     static uint32_t seq = 0;
@@ -121,7 +109,7 @@ TEST_CASE("queue capacity 1 sends concurrent requests down the reject path") {
   std::vector<std::thread> clients;
   for (int c = 0; c < 4; ++c)
     clients.emplace_back([&] {
-      auto fd = connect_to(svc.port());
+      auto fd = rig::testing::connect_loopback(svc.port());
       for (uint32_t i = 1; i <= 5; ++i) {
         const int s = request(fd.get(), 64, 64, i);
         if (s == 0) ++ok;
@@ -145,7 +133,7 @@ TEST_CASE("retained bytes and the write-ahead log grow per request") {
   {
     builtin_service svc(cfg);
     svc.start();
-    auto fd = connect_to(svc.port());
+    auto fd = rig::testing::connect_loopback(svc.port());
     for (uint32_t i = 1; i <= 25; ++i) REQUIRE(request(fd.get(), 64, 64, i) == 0);
     CHECK(svc.counters().retained_bytes == 25'000);
     struct stat st{};
@@ -159,7 +147,7 @@ TEST_CASE("retained bytes and the write-ahead log grow per request") {
 TEST_CASE("the control channel answers stats and policy, and refuses nonsense") {
   builtin_service svc(builtin_config{});
   svc.start();
-  auto fd = connect_to(svc.port());
+  auto fd = rig::testing::connect_loopback(svc.port());
   REQUIRE(request(fd.get(), 64, 64, 1) == 0);
   CHECK(svc.control("stats").find("requests=1 ") != std::string::npos);
   CHECK(svc.control("policy") == "ok nodelay=1");
@@ -173,7 +161,7 @@ TEST_CASE("the control channel answers stats and policy, and refuses nonsense") 
 TEST_CASE("a malformed frame closes the connection and is counted") {
   builtin_service svc(builtin_config{});
   svc.start();
-  auto fd = connect_to(svc.port());
+  auto fd = rig::testing::connect_loopback(svc.port());
   const char junk[16] = "GET / HTTP/1.1\n";
   REQUIRE(::send(fd.get(), junk, sizeof junk, 0) == 16);
   char b;
