@@ -11,17 +11,29 @@
 using namespace rig;
 using rig::testing::bind_text;
 
-TEST_CASE("nodelay where=both: applied, read back on every socket, reverted to the prior state") {
-  builtin_service svc(builtin_config{});
-  svc.start();
+namespace {
+// The built-in target with a two-connection tcp workload on it: sockets on both sides.
+struct both_sides {
+  builtin_service svc{builtin_config{}};
   run_clock clock;
-  clock.start_ns = mono_ns();
   window_sink windows;
-  tcp_workload w(bind_text(tcp_workload_options(), "connections = 2\n"));
-  w.start({"rr", "127.0.0.1", svc.port(), &clock, &windows});
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  tcp_workload w{bind_text(tcp_workload_options(), "connections = 2\n")};
+  run_context ctx;
+  both_sides() {
+    svc.start();
+    clock.start_ns = mono_ns();
+    w.start({"rr", "127.0.0.1", svc.port(), &clock, &windows});
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ctx = run_context{"builtin", std::nullopt, {"target", &svc.sockets(), "test"}, "", {{"workload rr", w.sockets(), "test"}}};
+  }
+};
+}  // namespace
 
-  run_context ctx{"builtin", std::nullopt, {"target", &svc.sockets(), "test"}, "", {{"workload rr", w.sockets(), "test"}}};
+TEST_CASE("nodelay where=both: applied, read back on every socket, reverted to the prior state") {
+  both_sides sides;
+  auto& svc = sides.svc;
+  auto& w = sides.w;
+  auto& ctx = sides.ctx;
   auto inj = make_nodelay(bind_text(nodelay_options(), "where = \"both\"\n"));
   REQUIRE(inj->probe(ctx).ok);
   inj->apply(ctx);
@@ -62,15 +74,10 @@ TEST_CASE("nodelay probe names what is missing") {
 }
 
 TEST_CASE("sockbuf where=both: buffers clamped on both sides, then restored to their prior sizes") {
-  builtin_service svc(builtin_config{});
-  svc.start();
-  run_clock clock;
-  clock.start_ns = mono_ns();
-  window_sink windows;
-  tcp_workload w(bind_text(tcp_workload_options(), "connections = 2\n"));
-  w.start({"rr", "127.0.0.1", svc.port(), &clock, &windows});
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  run_context ctx{"builtin", std::nullopt, {"target", &svc.sockets(), "test"}, "", {{"workload rr", w.sockets(), "test"}}};
+  both_sides sides;
+  auto& svc = sides.svc;
+  auto& w = sides.w;
+  auto& ctx = sides.ctx;
   auto inj = make_sockbuf(bind_text(sockbuf_options(), "send = \"4KiB\"\nreceive = \"4KiB\"\nwhere = \"both\"\n"));
   REQUIRE(inj->needs_target_sockets());
   inj->apply(ctx);
