@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <fstream>
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
@@ -156,6 +157,17 @@ bool child_process::wait(int timeout_ms) {
     ::usleep(5000);
   }
   return true;
+}
+
+std::string file_tail(const std::string& path, size_t lines) {
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t at = text.size();
+  for (size_t n = 0; n <= lines && at > 0; ++n) {
+    at = text.rfind('\n', at - 1);
+    if (at == std::string::npos) return text;
+  }
+  return text.substr(at + 1);
 }
 
 std::string find_in_path(const std::string& name) {

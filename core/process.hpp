@@ -52,6 +52,9 @@ class child_process {
   std::string buffered_;
 };
 
+// The last `lines` lines of a file (a child's log), for error messages.
+std::string file_tail(const std::string& path, size_t lines);
+
 // The path of the running executable (/proc/self/exe).
 std::string self_exe();
 // A program name resolved the way execvp would (names with '/' as they are); empty if not found.

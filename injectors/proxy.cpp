@@ -231,6 +231,14 @@ std::shared_ptr<const std::vector<std::shared_ptr<toxic_proxy::toxic>>> toxic_pr
   return chain_;
 }
 
+void toxic_proxy::refresh(pipe& p) const {
+  // The chain is re-read only after it changed, not under the lock for every chunk.
+  if (const uint64_t v = version_.load(std::memory_order_acquire); v != p.seen_version) {
+    p.toxics = chain();
+    p.seen_version = v;
+  }
+}
+
 std::vector<toxic_spec> toxic_proxy::active() const {
   std::vector<toxic_spec> out;
   for (const auto& t : *chain()) out.push_back(t->spec);
@@ -320,10 +328,7 @@ awaitable<void> toxic_proxy::read_side(std::shared_ptr<connection> c, pipe& p) {
     ch.t_ns = mono_ns();
     if (!ec && p.queue.empty() && !p.writer_busy) {
       // Fast path: no toxic acts on this direction, so the reader forwards the data itself.
-      if (const uint64_t v = version_.load(std::memory_order_acquire); v != p.seen_version) {
-        p.toxics = chain();
-        p.seen_version = v;
-      }
+      refresh(p);
       bool any = false;
       for (const auto& t : *p.toxics) any = any || (p.downstream ? t->spec.downstream : t->spec.upstream);
       if (!any) {
@@ -369,8 +374,9 @@ awaitable<void> toxic_proxy::write_side(std::shared_ptr<connection> c, pipe& p) 
     p.queued_bytes -= ch.data.size();
     p.space.cancel();
 
-    const auto toxics = chain();
-    std::vector<toxic*> mine;  // the toxics that act on this chunk, in chain order
+    refresh(p);
+    const auto toxics = p.toxics;  // held: a toxic removed mid-chunk stays alive until the chunk is done
+    std::vector<toxic*> mine;     // the toxics that act on this chunk, in chain order
     for (const auto& t : *toxics) {
       if (!(p.downstream ? t->spec.downstream : t->spec.upstream)) continue;
       auto [it, fresh] = c->affected.try_emplace(t->id, false);

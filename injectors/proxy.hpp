@@ -69,6 +69,7 @@ class toxic_proxy {
   awaitable<void> read_side(std::shared_ptr<connection> c, pipe& p);
   awaitable<void> write_side(std::shared_ptr<connection> c, pipe& p);
   std::shared_ptr<const std::vector<std::shared_ptr<toxic>>> chain() const;
+  void refresh(pipe& p) const;
 
   std::string upstream_host_, listen_host_;
   uint16_t upstream_port_, listen_port_, port_ = 0;

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "core/host.hpp"
+#include "core/net.hpp"
 #include "core/process.hpp"
 #include "injectors/injector.hpp"
 #include "injectors/proxy.hpp"
@@ -96,23 +97,16 @@ std::optional<toxic_spec> parse_toxic_flag(const std::string& flag, int index, d
   return toxic_spec::from(fmt::format("toxic{}", index), v);
 }
 
-bool split_loopback(const std::string& a, std::string& host, uint16_t& port) {
-  const auto colon = a.rfind(':');
-  if (colon == std::string::npos) return false;
-  host = a.substr(0, colon);
-  port = uint16_t(std::atoi(a.c_str() + colon + 1));
-  boost::system::error_code ec;
-  const auto addr = boost::asio::ip::make_address(host, ec);
-  return !ec && addr.is_loopback() && (port > 0 || a.substr(colon + 1) == "0");
-}
-
 int cmd_proxy(const std::string& listen, const std::string& upstream, const std::vector<std::string>& toxics) {
   std::string lhost, uhost;
   uint16_t lport = 0, uport = 0;
-  if (!split_loopback(listen, lhost, lport) || !split_loopback(upstream, uhost, uport) || uport == 0) {
+  if (!split_host_port(listen, lhost, lport, true) || !is_loopback(lhost) || !split_host_port(upstream, uhost, uport) ||
+      !is_loopback(uhost)) {
     std::cerr << "rig proxy: --listen and --upstream must be loopback host:port, e.g. 127.0.0.1:7000\n";
     return exit_usage;
   }
+  for (std::string* h : {&lhost, &uhost})
+    if (*h == "localhost") *h = "127.0.0.1";
   diagnostics diags;
   std::vector<toxic_spec> specs;
   for (size_t i = 0; i < toxics.size(); ++i)

@@ -86,15 +86,6 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string tail(const std::string& text, size_t lines) {
-  size_t at = text.size();
-  for (size_t n = 0; n <= lines && at > 0; ++n) {
-    at = text.rfind('\n', at - 1);
-    if (at == std::string::npos) return text;
-  }
-  return text.substr(at + 1);
-}
-
 }  // namespace
 
 command_target::command_target(const option_values& v) : opts_(v) {
@@ -131,11 +122,11 @@ void command_target::start(const target_env& env) {
                                    : fmt::format("port {} never accepted a connection", port_);
     if (!child_.running())
       throw std::runtime_error(fmt::format("the command target {} before it was ready ({}); last output:\n{}",
-                                           child_.exit_description(), why, tail(slurp(log_path_), 20)));
+                                           child_.exit_description(), why, file_tail(log_path_, 20)));
     if (mono_ns() > deadline) {
       child_.stop(int(opts_.duration_ns("stop_timeout") / ns_per_ms));
       throw std::runtime_error(fmt::format("the command target was not ready within {:.1f}s: {}; last output:\n{}",
-                                           double(timeout) / 1e9, why, tail(slurp(log_path_), 20)));
+                                           double(timeout) / 1e9, why, file_tail(log_path_, 20)));
     }
     ::usleep(20'000);
   }

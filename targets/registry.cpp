@@ -1,10 +1,10 @@
 #include <signal.h>
 
 #include <fmt/format.h>
-#include <fstream>
 #include <sstream>
 
 #include "core/asio.hpp"
+#include "core/net.hpp"
 #include "core/process.hpp"
 #include "targets/builtin_service.hpp"
 #include "targets/command_target.hpp"
@@ -15,17 +15,12 @@ namespace rig {
 
 namespace {
 
-std::string toml_literal(const option_spec& spec, const std::string& text) {
-  if (spec.type == opt_type::boolean || spec.type == opt_type::integer || spec.type == opt_type::real) return text;
+// A value as --set writes it for the child: strings (and unit-bearing text) quoted.
+std::string toml_literal(opt_type type, const std::string& text) {
+  if (type == opt_type::boolean || type == opt_type::integer || type == opt_type::real) return text;
   std::ostringstream out;
   out << toml::value<std::string>(text);
   return out.str();
-}
-
-std::string tail_of(const std::string& path, size_t max_bytes = 2000) {
-  std::ifstream in(path);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return all.size() > max_bytes ? all.substr(all.size() - max_bytes) : all;
 }
 
 // The built-in target runs as a child process (`rig target`), so its CPU, memory and
@@ -41,15 +36,13 @@ class builtin_target final : public target, public socket_tunable {
                                      "--control", control_path_};
     for (const auto& key : opts_.given_keys()) {
       if (key == "port") continue;
-      const option_spec* spec = nullptr;
-      for (const auto& s : builtin_options())
-        if (s.name == key) spec = &s;
+      const option_spec* spec = find_kind(builtin_options(), key);
       argv.push_back("--set");
-      argv.push_back(key + "=" + toml_literal(*spec, opts_.text(key)));
+      argv.push_back(key + "=" + toml_literal(spec->type, opts_.text(key)));
     }
     if (opts_.boolean("wal") && !opts_.has("wal_path")) {
       argv.push_back("--set");
-      argv.push_back("wal_path=" + toml_literal(builtin_options()[0], env.run_dir + "/target.wal"));
+      argv.push_back("wal_path=" + toml_literal(opt_type::string, env.run_dir + "/target.wal"));
     }
     log_path_ = env.run_dir + "/target.log";
     child_ = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = log_path_});
@@ -58,7 +51,7 @@ class builtin_target final : public target, public socket_tunable {
     if (!line || std::sscanf(line->c_str(), "listening 127.0.0.1:%u", &port) != 1) {
       child_.stop();
       throw std::runtime_error("the built-in target did not start (" + child_.exit_description() +
-                               "); its log " + log_path_ + " says:\n" + tail_of(log_path_));
+                               "); its log " + log_path_ + " says:\n" + file_tail(log_path_, 20));
     }
     port_ = uint16_t(port);
     control_.connect(control_path_);
@@ -123,31 +116,11 @@ const option_table& endpoint_options() {
   return t;
 }
 
-// Splits "127.0.0.1:6379" / "[::1]:6379" / "localhost:80"; false when malformed.
-bool split_address(const std::string& a, std::string& host, uint16_t& port) {
-  const auto colon = a.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == a.size()) return false;
-  host = a.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  char* end = nullptr;
-  const long p = std::strtol(a.c_str() + colon + 1, &end, 10);
-  if (*end || p <= 0 || p > 65535) return false;
-  port = uint16_t(p);
-  return true;
-}
-
-bool is_loopback(const std::string& host) {
-  if (host == "localhost") return true;
-  boost::system::error_code ec;
-  const auto addr = asio::ip::make_address(host, ec);
-  return !ec && addr.is_loopback();
-}
-
 void check_endpoint(const option_values& v, const bind_context& ctx, diagnostics& diags) {
   if (!v.has("address")) return;
   std::string host;
   uint16_t port = 0;
-  if (!split_address(v.str("address"), host, port))
+  if (!split_host_port(v.str("address"), host, port))
     diags.add(v.where("address"), fmt::format("'address' in {} must be host:port, e.g. \"127.0.0.1:6379\"",
                                               ctx.section));
   else if (!is_loopback(host))
@@ -158,7 +131,7 @@ void check_endpoint(const option_values& v, const bind_context& ctx, diagnostics
 class endpoint_target final : public target {
  public:
   explicit endpoint_target(const option_values& v) : opts_(v) {
-    split_address(v.str("address"), host_, port_);
+    split_host_port(v.str("address"), host_, port_);
     if (host_ == "localhost") host_ = "127.0.0.1";
   }
   void start(const target_env&) override {}

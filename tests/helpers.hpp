@@ -9,7 +9,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/fd.hpp"
 #include "core/options.hpp"
@@ -75,6 +77,41 @@ inline unique_fd connect_loopback(uint16_t port, int timeout_s = 10) {
   timeval tv{timeout_s, 0};
   ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   return fd;
+}
+
+// The path a `rig run` printed after "report: ", or empty.
+inline std::string report_path(const std::vector<std::string>& out) {
+  for (const auto& l : out)
+    if (auto at = l.find("report: "); at != std::string::npos) return l.substr(at + 8);
+  return {};
+}
+
+// The real rig binary run to completion: exit code, stdout lines, stderr.
+struct rig_result {
+  int code = -1;
+  std::vector<std::string> out;
+  std::string err;
+  std::string stdout_text() const {
+    std::string all;
+    for (const auto& l : out) all += l + "\n";
+    return all;
+  }
+  nlohmann::json report() const {
+    const std::string path = report_path(out);
+    return path.empty() ? nlohmann::json() : nlohmann::json::parse(slurp(path));
+  }
+};
+
+inline rig_result run_rig(const std::vector<std::string>& args, const std::string& dir, int timeout_ms = 60'000) {
+  std::vector<std::string> argv = {RIG_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = dir + "/stderr.txt"});
+  rig_result r;
+  while (auto line = c.read_line(timeout_ms)) r.out.push_back(*line);
+  REQUIRE(c.wait(timeout_ms));
+  r.code = c.exit_code().value_or(-1);
+  r.err = slurp(dir + "/stderr.txt");
+  return r;
 }
 
 inline std::string which(const std::string& prog) {

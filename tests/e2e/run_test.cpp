@@ -16,35 +16,14 @@
 using namespace rig;
 using rig::testing::slurp;
 using rig::testing::temp_dir;
+using rig::testing::report_path;
+using rig::testing::run_rig;
 namespace fs = std::filesystem;
 
 namespace {
 
 
-struct finished {
-  int code = -1;
-  std::vector<std::string> out;
-  std::string err;
-};
 
-
-finished run_rig(const std::vector<std::string>& args, const std::string& dir, int timeout_ms = 60'000) {
-  std::vector<std::string> argv = {RIG_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = dir + "/stderr.txt"});
-  finished f;
-  while (auto line = c.read_line(timeout_ms)) f.out.push_back(*line);
-  REQUIRE(c.wait(timeout_ms));
-  f.code = c.exit_code().value_or(-1);
-  f.err = slurp(dir + "/stderr.txt");
-  return f;
-}
-
-std::string report_path(const std::vector<std::string>& out) {
-  for (const auto& l : out)
-    if (auto at = l.find("report: "); at != std::string::npos) return l.substr(at + 8);
-  return {};
-}
 
 void require_keys(const nlohmann::json& j, const std::vector<std::string>& keys, const std::string& where) {
   for (const auto& k : keys) {
@@ -265,11 +244,7 @@ TEST_CASE("proxy-toxics.toml: every toxic in turn on the same connections, expec
                         "recovery"})
     args.insert(args.end(), {"--set", std::string("phases.") + p + ".duration=1s"});
   const auto f = run_rig(args, tmp.path);
-  INFO("stdout: " << [&] {
-    std::string all;
-    for (const auto& l : f.out) all += l + "\n";
-    return all;
-  }());
+  INFO("stdout: " << f.stdout_text());
   CHECK(f.code == 0);
   const auto r = nlohmann::json::parse(slurp(report_path(f.out)));
   for (const auto& p : r["phases"])

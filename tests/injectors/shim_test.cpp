@@ -13,33 +13,13 @@
 using namespace rig;
 using rig::testing::slurp;
 using rig::testing::temp_dir;
+using rig::testing::run_rig;
 namespace fs = std::filesystem;
 
 namespace {
 
 
 
-struct rig_run {
-  int code = -1;
-  std::string out, err;
-  nlohmann::json report;
-};
-
-rig_run run_rig(const std::vector<std::string>& args, const temp_dir& tmp) {
-  std::vector<std::string> argv = {RIG_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = tmp.path + "/stderr.txt"});
-  rig_run r;
-  while (auto line = c.read_line(60'000)) r.out += *line + "\n";
-  REQUIRE(c.wait(60'000));
-  r.code = c.exit_code().value_or(-1);
-  r.err = slurp(tmp.path + "/stderr.txt");
-  if (auto at = r.out.find("report: "); at != std::string::npos) {
-    const auto end = r.out.find('\n', at);
-    r.report = nlohmann::json::parse(slurp(r.out.substr(at + 8, end - at - 8)));
-  }
-  return r;
-}
 
 bool gone(const nlohmann::json& report) {
   const pid_t pid = report["target"]["pid"].get<pid_t>();
@@ -59,24 +39,25 @@ TEST_CASE("preload reachability: dynamic programs and scripts yes, static binari
 
 TEST_CASE("nagle.toml: TCP_NODELAY forced off inside an unmodified program, and given back") {
   temp_dir tmp;
-  const auto r = run_rig({"run", RIG_SOURCE_DIR "/scenarios/nagle.toml", "--out", tmp.path, "--set",
+  const auto run = run_rig({"run", RIG_SOURCE_DIR "/scenarios/nagle.toml", "--out", tmp.path, "--set",
                           "phases.baseline.duration=1s", "--set", "phases.nagle.duration=2s", "--set",
                           "phases.recovery.duration=1s"},
-                         tmp);
-  INFO(r.out << r.err);
-  REQUIRE(r.code == 0);
-  const auto& inj = r.report["phases"][1]["injections"][0];
+                         tmp.path);
+  const auto report = run.report();
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto& inj = report["phases"][1]["injections"][0];
   CHECK(inj["verified"] == true);
   CHECK(inj["mechanism"].get<std::string>().find("LD_PRELOAD shim") != std::string::npos);
   CHECK(inj["measured"]["target"]["matching"] == 4);  // the 4 connections; the listener is not counted
   CHECK(inj["measured"]["target"]["processes"] == 1);
   double p50x = 0;
-  for (const auto& m : r.report["magnification"])
+  for (const auto& m : report["magnification"])
     if (m["phase"] == "nagle") p50x = m["p50_x"];
   MESSAGE("nagle through the shim: p50 x" << p50x);
   CHECK(p50x >= 10);
-  CHECK(r.report["phases"][2]["workloads"]["rr"]["latency_us"]["p50"].get<double>() < 5000);
-  CHECK(gone(r.report));
+  CHECK(report["phases"][2]["workloads"]["rr"]["latency_us"]["p50"].get<double>() < 5000);
+  CHECK(gone(report));
 }
 
 TEST_CASE("tiny-buffers.toml: 4 KiB socket buffers inside redis-server change its throughput") {
@@ -85,13 +66,14 @@ TEST_CASE("tiny-buffers.toml: 4 KiB socket buffers inside redis-server change it
     return;
   }
   temp_dir tmp;
-  const auto r = run_rig({"run", RIG_SOURCE_DIR "/scenarios/tiny-buffers.toml", "--out", tmp.path, "--set",
+  const auto run = run_rig({"run", RIG_SOURCE_DIR "/scenarios/tiny-buffers.toml", "--out", tmp.path, "--set",
                           "phases.baseline.duration=1s", "--set", "phases.tiny.duration=2s", "--set",
                           "phases.recovery.duration=1s"},
-                         tmp);
-  INFO(r.out << r.err);
-  REQUIRE(r.code == 0);
-  const auto& phases = r.report["phases"];
+                         tmp.path);
+  const auto report = run.report();
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto& phases = report["phases"];
   const double base = phases[0]["workloads"]["get"]["throughput_ops_s"];
   const double tiny = phases[1]["workloads"]["get"]["throughput_ops_s"];
   const double back = phases[2]["workloads"]["get"]["throughput_ops_s"];
@@ -102,7 +84,7 @@ TEST_CASE("tiny-buffers.toml: 4 KiB socket buffers inside redis-server change it
   CHECK(m["matching"] == 4);
   CHECK(m["tcp_sockets_seen"].get<int>() >= 4);
   CHECK(m["sndbuf_clamped"].get<int>() >= 4);
-  CHECK(gone(r.report));
+  CHECK(gone(report));
 }
 
 TEST_CASE("a statically linked target: the run is refused with exit 3 naming why") {
@@ -111,8 +93,9 @@ TEST_CASE("a statically linked target: the run is refused with exit 3 naming why
   std::ofstream(file) << "name = \"static\"\n[target]\nkind = \"command\"\nrun = [\"" STATIC_SERVER
                          "\", \"{port}\"]\n[workloads.rr]\nkind = \"tcp\"\n[injectors.n]\nkind = \"nodelay\"\n"
                          "[[phases]]\nname = \"p\"\nduration = \"1s\"\ninject = [\"n\"]\n";
-  const auto r = run_rig({"run", file, "--out", tmp.path}, tmp);
-  CHECK(r.code == 3);
-  CHECK(r.err.find("statically linked: LD_PRELOAD cannot reach its sockets") != std::string::npos);
+  const auto run = run_rig({"run", file, "--out", tmp.path}, tmp.path);
+  const auto report = run.report();
+  CHECK(run.code == 3);
+  CHECK(run.err.find("statically linked: LD_PRELOAD cannot reach its sockets") != std::string::npos);
   CHECK(!fs::exists(tmp.path + "/runs"));
 }
