@@ -14,6 +14,7 @@
 #include "core/clock.hpp"
 #include "core/host.hpp"
 #include "core/sampler.hpp"
+#include "core/signals.hpp"
 #include "core/units.hpp"
 #include "injectors/injector.hpp"
 #include "injectors/preload/shim_control.h"
@@ -198,18 +199,6 @@ workload_phase_result summarize(const std::string& name, const phase_stats& s, d
   return r;
 }
 
-// Waits up to `ns` for SIGINT/SIGTERM; returns the signal or 0.
-int wait_for_signal(int64_t ns) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  if (ns <= 0) ns = 0;
-  timespec ts{time_t(ns / ns_per_s), long(ns % ns_per_s)};
-  const int sig = sigtimedwait(&set, nullptr, &ts);
-  return sig > 0 ? sig : 0;
-}
-
 }  // namespace
 
 int run_scenario(const scenario& sc, const run_options& opts) {
@@ -370,7 +359,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       for (;;) {
         const int64_t now = mono_ns();
         if (now >= p_end) break;
-        if ((interrupted_by = wait_for_signal(std::min<int64_t>(p_end - now, 200 * ns_per_ms)))) break;
+        if ((interrupted_by = wait_stop_signal(std::min<int64_t>(p_end - now, 200 * ns_per_ms)))) break;
         if (auto how = tgt->died()) {
           rep.events.push_back({t_s(mono_ns()), "target_exit", "the target " + *how + " during phase " + ph.name});
           throw std::runtime_error("the target " + *how);

@@ -8,6 +8,7 @@
 #include "core/host.hpp"
 #include "core/net.hpp"
 #include "core/process.hpp"
+#include "core/signals.hpp"
 #include "injectors/injector.hpp"
 #include "injectors/proxy.hpp"
 #include "rig/controller.hpp"
@@ -19,25 +20,6 @@
 using namespace rig;
 
 namespace {
-
-void block_stop_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
-
-// Blocks until SIGINT or SIGTERM (blocked beforehand by block_stop_signals) and returns it.
-int wait_for_stop_signal() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
-}
 
 std::string option_line(const option_spec& s) {
   std::string meta = std::string(type_name(s.type));
@@ -129,7 +111,7 @@ int cmd_proxy(const std::string& listen, const std::string& upstream, const std:
   std::cerr << "rig proxy: " << lhost << ":" << proxy.port() << " -> " << upstream;
   for (const auto& t : specs) std::cerr << "\n  toxic: " << t.str();
   std::cerr << "\nCtrl-C stops it\n";
-  wait_for_stop_signal();
+  wait_stop_signal();
   proxy.stop();
   for (size_t i = 0; i < ids.size(); ++i) {
     const auto c = proxy.counters(ids[i]);
@@ -191,7 +173,7 @@ int cmd_target(int port, const std::string& control, const std::vector<std::stri
   std::cout << "listening 127.0.0.1:" << svc.port() << std::endl;
   std::cerr << "rig target: pid " << getpid() << " serving 127.0.0.1:" << svc.port()
             << (control.empty() ? "" : " control " + control) << "; Ctrl-C stops it\n";
-  const int sig = wait_for_stop_signal();
+  const int sig = wait_stop_signal();
   svc.stop();
   const auto c = svc.counters();
   std::cerr << fmt::format("rig target: stopped by {}; {} requests, {} rejected\n", strsignal(sig), c.requests,

@@ -12,7 +12,6 @@ namespace rig {
 class control_client {
  public:
   void connect(const std::string& path, int timeout_ms = 2000);
-  bool connected() const { return bool(fd_); }
   // Sends one line, returns the reply without "ok "; throws on "error ..." or I/O failure.
   std::string request(const std::string& line);
   // "k=v k=v" -> map.

@@ -1,7 +1,4 @@
 #include <cstring>
-#include <fmt/format.h>
-#include <mutex>
-#include <set>
 #include <thread>
 
 #include "core/asio.hpp"
@@ -111,7 +108,6 @@ tcp_workload::tcp_workload(const option_values& v) : opts_(v), sockets_(socket_p
 tcp_workload::~tcp_workload() { stop(); }
 
 void tcp_workload::start(const workload_env& env) {
-  env_ = env;
   const auto ep = tcp::endpoint(asio::ip::make_address(env.host), env.port);
   const int64_t t0 = mono_ns() + 10 * ns_per_ms;
   const int64_t interval = rate_ > 0 ? int64_t(double(connections_) * 1e9 / rate_) : 0;

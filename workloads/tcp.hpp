@@ -31,7 +31,6 @@ class tcp_workload final : public workload {
   awaitable<void> sweep(worker& w);
 
   option_values opts_;
-  workload_env env_;
   int connections_ = 1, threads_ = 1;
   double rate_ = 0;
   int64_t think_ns_ = 0, timeout_ns_ = 0, connect_timeout_ns_ = 0;

@@ -1,0 +1,12 @@
+#pragma once
+#include <cstdint>
+
+namespace rig {
+
+// SIGINT and SIGTERM are blocked in every thread (call before starting any) and taken
+// synchronously, so a run can revert everything before it exits.
+void block_stop_signals();
+// Waits for SIGINT or SIGTERM; with timeout_ns >= 0 at most that long. Returns the signal or 0.
+int wait_stop_signal(int64_t timeout_ns = -1);
+
+}  // namespace rig
