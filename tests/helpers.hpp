@@ -4,17 +4,21 @@
 #include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/fd.hpp"
 #include "core/options.hpp"
+#include "core/netlink.hpp"
+#include "core/netns.hpp"
 #include "core/process.hpp"
 
 namespace rig::testing {
@@ -118,6 +122,47 @@ inline std::string which(const std::string& prog) {
   for (const char* dir : {"/usr/local/bin/", "/usr/bin/", "/usr/sbin/", "/bin/"})
     if (::access((dir + prog).c_str(), X_OK) == 0) return dir + prog;
   return {};
+}
+
+// What the host's network looks like from its own namespace: links, root qdiscs, the
+// network namespaces any process is in, and named namespaces. A run must leave it as it was.
+struct host_network {
+  std::set<std::string> links, root_qdiscs, named_netns;
+  std::set<unsigned long> process_netns;
+
+  static host_network now() {
+    namespace fs = std::filesystem;
+    host_network h;
+    for (const auto& e : fs::directory_iterator("/sys/class/net")) h.links.insert(e.path().filename());
+    auto sk = route_socket();
+    for (const auto& q : dump_qdiscs(sk.get()))
+      if (q.parent == 0xFFFFFFFFu) h.root_qdiscs.insert(std::to_string(q.ifindex) + ":" + q.kind + ":" + std::to_string(q.handle));
+    if (fs::exists("/run/netns"))
+      for (const auto& e : fs::directory_iterator("/run/netns")) h.named_netns.insert(e.path().filename());
+    for (const auto& e : fs::directory_iterator("/proc")) {
+      struct stat st {};
+      if (::stat((e.path() / "ns/net").c_str(), &st) == 0) h.process_netns.insert(st.st_ino);
+    }
+    return h;
+  }
+  // Every namespace in use now was in use before (processes that ended may have dropped some).
+  void check_unchanged_since(const host_network& before) const {
+    CHECK(links == before.links);
+    CHECK(root_qdiscs == before.root_qdiscs);
+    CHECK(named_netns == before.named_netns);
+    for (unsigned long ino : process_netns) CHECK_MESSAGE(before.process_netns.count(ino), "a process is in a new network namespace ", ino);
+  }
+};
+
+// Network namespaces need root (CAP_SYS_ADMIN); tests that make them probe first.
+inline bool can_make_netns() {
+  try {
+    netns::create();
+    return true;
+  } catch (const std::exception& e) {
+    MESSAGE("skipped: cannot create a network namespace here: " << e.what());
+    return false;
+  }
 }
 
 }  // namespace rig::testing
