@@ -1,3 +1,4 @@
+#include <sched.h>
 #include "core/process.hpp"
 
 #include <fcntl.h>
@@ -64,6 +65,11 @@ child_process child_process::spawn(const spawn_options& opts) {
     if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
     if (err_fd >= 0 && !opts.output_path.empty()) dup2(err_fd, STDOUT_FILENO);
     for (const auto& [from, to] : opts.inherit_fds) dup2(from, to);  // dup2 clears close-on-exec
+    if (opts.netns_fd >= 0 && setns(opts.netns_fd, CLONE_NEWNET) != 0) {
+      static const char msg[] = "rig: cannot join the target's network namespace (setns)\n";
+      (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+      _exit(126);
+    }
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }

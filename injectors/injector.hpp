@@ -14,6 +14,7 @@
 namespace rig {
 
 class toxic_proxy;
+class veth_network;
 
 // What an injector can reach in a run. Abilities are optional: null when the target or
 // workload kind has no such handle.
@@ -29,6 +30,7 @@ struct run_context {
   std::string target_sockets_missing;
   std::vector<site> workloads;
   toxic_proxy* proxy = nullptr;  // between the workloads and the target, when a proxy injector exists
+  veth_network* net = nullptr;   // the run's namespaces and veth, when an injector needs them
 };
 
 struct probe_result {
@@ -57,6 +59,9 @@ class injector {
   // True when the injector reaches into the target's sockets, so the target must start
   // with a way in (the built-in target's control channel, or the preload shim).
   virtual bool needs_target_sockets() const { return false; }
+  // True when the injector acts on the veth between the rig's network namespace and the
+  // target's, so the run must put the target and the workloads there.
+  virtual bool needs_namespaces() const { return false; }
   // What the injection did during the phase, read at its end (before revert).
   virtual nlohmann::json measure(run_context&) { return nlohmann::json::object(); }
 };

@@ -1,6 +1,7 @@
 #include "injectors/injector.hpp"
 #include "injectors/proxy.hpp"
 #include "injectors/proxy_injector.hpp"
+#include "injectors/qdisc_injectors.hpp"
 #include "injectors/socket_injectors.hpp"
 
 namespace rig {
@@ -15,6 +16,13 @@ const std::vector<injector_kind>& injector_kinds() {
        &probe_socket_host},
       {"proxy", "Toxiproxy's toxics in rig's own TCP proxy between the workloads and the target", &proxy_options,
        &make_proxy_injector, &check_proxy},
+      {"netem", "netem on the veth between the rig and a target in its own network namespace: delay, jitter, loss, "
+                "duplicate, reorder, corrupt, rate",
+       &netem_options, [](const std::string&, const option_values& v) { return make_netem(v); }, &check_netem,
+       &probe_netem_host},
+      {"rate", "a bandwidth cap (tbf) on the veth between the rig and a target in its own network namespace",
+       &rate_options, [](const std::string&, const option_values& v) { return make_rate(v); }, &check_rate,
+       &probe_rate_host},
   };
   return kinds;
 }

@@ -13,6 +13,8 @@
 
 #include "core/clock.hpp"
 #include "core/host.hpp"
+#include "core/netns.hpp"
+#include "core/veth_network.hpp"
 #include "core/sampler.hpp"
 #include "core/signals.hpp"
 #include "core/units.hpp"
@@ -219,8 +221,11 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     ctx.workloads.push_back({"workload " + sc.workloads[i].name, workloads[i]->sockets(), "the rig's own sockets (workload " + sc.workloads[i].name + ")"});
   // The way into the target's sockets: its control channel, or the preload shim for a
   // program rig starts (loaded only when an injector needs it).
-  bool want_target_sockets = false;
-  for (const auto& [name, inj] : injectors) want_target_sockets = want_target_sockets || inj->needs_target_sockets();
+  bool want_target_sockets = false, want_namespaces = false;
+  for (const auto& [name, inj] : injectors) {
+    want_target_sockets = want_target_sockets || inj->needs_target_sockets();
+    want_namespaces = want_namespaces || inj->needs_namespaces();
+  }
   std::unique_ptr<preload_shim> shim;
   std::unique_ptr<toxic_proxy> proxy;
   for (const auto& i : sc.injectors)
@@ -302,12 +307,24 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     applied.clear();
   };
 
+  // netem and rate act on a veth of the run's own: the target runs in one namespace, and
+  // this thread (so every thread it starts from here on: workloads, proxy, sampler) in the other.
+  std::optional<veth_network> net;
+  std::optional<netns_scope> on_rig_side;  // declared after net: leaves the namespace before it goes
   try {
+    if (want_namespaces) {
+      net.emplace(veth_network::create());
+      ctx.net = &*net;
+      tenv.host = veth_network::target_addr;
+      tenv.netns_fd = net->ns(veth_network::side::target).fd();
+      on_rig_side.emplace(net->ns(veth_network::side::client).fd());
+    }
     tenv.run_dir = rep.run_dir;
     tenv.rig_exe = opts.rig_exe;
     tgt->start(tenv);
     ctx.target_pid = tgt->pid();
     rep.target = tgt->describe();
+    if (net) rep.target["network"] = net->describe();
     smp = std::make_unique<sampler>(
         tgt->pid(), [&] { return tgt->counters(); }, 200 * ns_per_ms);
     smp->start();
@@ -398,6 +415,8 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   if (proxy) proxy->stop();
   if (smp) smp->stop();
   tgt->stop();
+  on_rig_side.reset();
+  net.reset();  // frees both namespaces and the veth
   const int64_t run_end = mono_ns();
   windows.finalize(INT64_MAX);
 

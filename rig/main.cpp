@@ -150,7 +150,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
   return run_scenario(sc, o);
 }
 
-int cmd_target(int port, const std::string& control, const std::vector<std::string>& sets) {
+int cmd_target(const std::string& bind, int port, const std::string& control, const std::vector<std::string>& sets) {
   diagnostics diags;
   std::map<std::string, std::string> origins;
   toml::table t = table_from_assignments(sets, diags, origins);
@@ -162,7 +162,9 @@ int cmd_target(int port, const std::string& control, const std::vector<std::stri
     return exit_usage;
   }
   block_stop_signals();
-  builtin_service svc(builtin_config::from(v));
+  builtin_config cfg = builtin_config::from(v);
+  cfg.bind = bind;
+  builtin_service svc(cfg);
   try {
     svc.start();
     if (!control.empty()) svc.serve_control(control);
@@ -170,8 +172,8 @@ int cmd_target(int port, const std::string& control, const std::vector<std::stri
     std::cerr << "rig target: " << e.what() << "\n";
     return exit_runtime;
   }
-  std::cout << "listening 127.0.0.1:" << svc.port() << std::endl;
-  std::cerr << "rig target: pid " << getpid() << " serving 127.0.0.1:" << svc.port()
+  std::cout << "listening " << bind << ":" << svc.port() << std::endl;
+  std::cerr << "rig target: pid " << getpid() << " serving " << bind << ":" << svc.port()
             << (control.empty() ? "" : " control " + control) << "; Ctrl-C stops it\n";
   const int sig = wait_stop_signal();
   svc.stop();
@@ -221,7 +223,9 @@ int main(int argc, char** argv) {
   auto* doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
 
   auto* target = app.add_subcommand("target", "run the built-in target on its own");
-  target->add_option("--port", port, "TCP port on 127.0.0.1 (0 picks a free one)")->capture_default_str();
+  std::string bind_addr = "127.0.0.1";
+  target->add_option("--bind", bind_addr, "address to listen on")->capture_default_str();
+  target->add_option("--port", port, "TCP port (0 picks a free one)")->capture_default_str();
   target->add_option("--set", sets, "a built-in target key, e.g. --set reply_writes=2 (see rig list targets)");
   target->add_option("--control", control, "unix socket for the control channel ('@name': abstract)");
 
@@ -245,7 +249,7 @@ int main(int argc, char** argv) {
   try {
     if (*run) return cmd_run(file, sets, out_dir);
     if (*validate) return cmd_validate(file, sets);
-    if (*target) return cmd_target(port, control, sets);
+    if (*target) return cmd_target(bind_addr, port, control, sets);
     if (*doctor) return cmd_doctor();
     if (*proxy_cmd) return cmd_proxy(listen, upstream, toxic_flags);
     if (*list) {

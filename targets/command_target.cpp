@@ -1,3 +1,4 @@
+#include <arpa/inet.h>
 #include "targets/command_target.hpp"
 
 #include <netinet/in.h>
@@ -17,13 +18,14 @@ namespace rig {
 const option_table& command_options() {
   static const option_table t = {
       {.name = "run", .type = opt_type::strings, .default_text = "",
-       .help = "program and arguments; {port} becomes the port, {rig} the rig binary (e.g. [\"redis-server\", "
-               "\"--port\", \"{port}\"])",
+       .help = "program and arguments; {port} becomes the port, {host} the address to listen on "
+               "(127.0.0.1, or the target's veth address when netem/rate put it in a namespace), {rig} the rig binary "
+               "(e.g. [\"redis-server\", \"--bind\", \"{host}\", \"--port\", \"{port}\"])",
        .required = true},
       {.name = "env", .type = opt_type::string_map, .default_text = "",
        .help = "environment added for the program, e.g. { MALLOC_ARENA_MAX = \"2\" }"},
       {.name = "port", .type = opt_type::integer, .default_text = "0",
-       .help = "the port the program listens on, on 127.0.0.1; 0 picks a free one", .min = 0, .max = 65535},
+       .help = "the port the program listens on ({host}); 0 picks a free one", .min = 0, .max = 65535},
       {.name = "ready", .type = opt_type::string, .default_text = "\"tcp\"",
        .help = "ready when: tcp (the port accepts) or log (ready_log matches its output)",
        .allowed = {"tcp", "log"}},
@@ -72,12 +74,12 @@ uint16_t pick_free_port() {
   return ntohs(a.sin_port);
 }
 
-bool port_accepts(uint16_t port) {
+bool port_accepts(const std::string& host, uint16_t port) {
   unique_fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::inet_pton(AF_INET, host.c_str(), &a.sin_addr);
   return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
 }
 
@@ -95,10 +97,12 @@ command_target::command_target(const option_values& v) : opts_(v) {
 
 void command_target::start(const target_env& env) {
   port_ = opts_.integer("port") ? uint16_t(opts_.integer("port")) : pick_free_port();
+  host_ = env.host;
   std::vector<std::string> argv;
   for (const auto& a : opts_.strings("run")) {
     std::string arg = a;
     for (size_t at; (at = arg.find("{port}")) != std::string::npos;) arg.replace(at, 6, std::to_string(port_));
+    for (size_t at; (at = arg.find("{host}")) != std::string::npos;) arg.replace(at, 6, env.host);
     argv.push_back(arg);
   }
   if (opts_.strings("run").at(0) == "{rig}") executable_ = env.rig_exe;
@@ -110,16 +114,17 @@ void command_target::start(const target_env& env) {
   environment.insert(environment.end(), env.env.begin(), env.env.end());
   log_path_ = env.run_dir + "/target.log";
   child_ = child_process::spawn(
-      {.argv = argv, .output_path = log_path_, .env = environment, .inherit_fds = env.inherit_fds});
+      {.argv = argv, .output_path = log_path_, .env = environment, .inherit_fds = env.inherit_fds,
+       .netns_fd = env.netns_fd});
 
   const bool by_log = opts_.has("ready_log");
   std::regex ready_re(by_log ? opts_.str("ready_log") : std::string("."));
   const int64_t timeout = opts_.duration_ns("ready_timeout");
   const int64_t deadline = mono_ns() + timeout;
   for (;;) {
-    if (by_log ? std::regex_search(slurp(log_path_), ready_re) : port_accepts(port_)) return;
+    if (by_log ? std::regex_search(slurp(log_path_), ready_re) : port_accepts(host_, port_)) return;
     const std::string why = by_log ? fmt::format("its output never matched /{}/", opts_.str("ready_log"))
-                                   : fmt::format("port {} never accepted a connection", port_);
+                                   : fmt::format("{}:{} never accepted a connection", host_, port_);
     if (!child_.running())
       throw std::runtime_error(fmt::format("the command target {} before it was ready ({}); last output:\n{}",
                                            child_.exit_description(), why, file_tail(log_path_, 20)));
@@ -145,7 +150,7 @@ std::optional<std::string> command_target::died() {
 }
 
 nlohmann::json command_target::describe() const {
-  return {{"kind", "command"}, {"pid", child_.pid()}, {"port", port_}, {"argv", argv_}, {"params", opts_.to_json()}};
+  return {{"kind", "command"}, {"pid", child_.pid()}, {"host", host_}, {"port", port_}, {"argv", argv_}, {"params", opts_.to_json()}};
 }
 
 }  // namespace rig

@@ -14,7 +14,7 @@ class command_target final : public target {
   explicit command_target(const option_values& v);
   void start(const target_env& env) override;
   void stop() noexcept override;
-  std::string host() const override { return "127.0.0.1"; }
+  std::string host() const override { return host_; }
   uint16_t port() const override { return port_; }
   std::optional<pid_t> pid() const override;
   std::optional<std::string> died() override;
@@ -26,6 +26,7 @@ class command_target final : public target {
   std::string executable_, log_path_;
   std::vector<std::string> argv_;
   child_process child_;
+  std::string host_ = "127.0.0.1";
   uint16_t port_ = 0;
 };
 

@@ -11,10 +11,11 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/netns.hpp"
 
 namespace rig {
 
-void control_client::connect(const std::string& path, int timeout_ms) {
+void control_client::connect(const std::string& path, int timeout_ms, int netns_fd) {
   std::lock_guard lk(mu_);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -22,7 +23,8 @@ void control_client::connect(const std::string& path, int timeout_ms) {
   std::memcpy(addr.sun_path, path.data(), path.size());
   if (!path.empty() && path[0] == '@') addr.sun_path[0] = '\0';
   const socklen_t len = socklen_t(offsetof(sockaddr_un, sun_path) + path.size());
-  unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  unique_fd fd = netns_fd >= 0 ? socket_in_netns(netns_fd, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC)
+                               : unique_fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   throw_system_error_on(!fd, "control socket");
   timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
   ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);

@@ -11,7 +11,8 @@ namespace rig {
 // Thread-safe: the sampler and the injectors share one.
 class control_client {
  public:
-  void connect(const std::string& path, int timeout_ms = 2000);
+  // An abstract socket name is per network namespace: netns_fd names the target's.
+  void connect(const std::string& path, int timeout_ms = 2000, int netns_fd = -1);
   // Sends one line, returns the reply without "ok "; throws on "error ..." or I/O failure.
   std::string request(const std::string& line);
   // "k=v k=v" -> map.

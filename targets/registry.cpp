@@ -32,8 +32,8 @@ class builtin_target final : public target, public socket_tunable {
   void start(const target_env& env) override {
     static int counter = 0;
     control_path_ = fmt::format("@rig-target-{}-{}", ::getpid(), ++counter);
-    std::vector<std::string> argv = {env.rig_exe, "target", "--port", std::to_string(opts_.integer("port")),
-                                     "--control", control_path_};
+    std::vector<std::string> argv = {env.rig_exe, "target", "--bind", env.host, "--port",
+                                     std::to_string(opts_.integer("port")), "--control", control_path_};
     for (const auto& key : opts_.given_keys()) {
       if (key == "port") continue;
       const option_spec* spec = find_kind(builtin_options(), key);
@@ -45,20 +45,22 @@ class builtin_target final : public target, public socket_tunable {
       argv.push_back("wal_path=" + toml_literal(opt_type::string, env.run_dir + "/target.wal"));
     }
     log_path_ = env.run_dir + "/target.log";
-    child_ = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = log_path_});
+    child_ = child_process::spawn(
+        {.argv = argv, .capture_stdout = true, .stderr_path = log_path_, .netns_fd = env.netns_fd});
     auto line = child_.read_line(10'000);
     unsigned port = 0;
-    if (!line || std::sscanf(line->c_str(), "listening 127.0.0.1:%u", &port) != 1) {
+    if (!line || std::sscanf(line->c_str(), ("listening " + env.host + ":%u").c_str(), &port) != 1) {
       child_.stop();
       throw std::runtime_error("the built-in target did not start (" + child_.exit_description() +
                                "); its log " + log_path_ + " says:\n" + file_tail(log_path_, 20));
     }
     port_ = uint16_t(port);
-    control_.connect(control_path_);
+    host_ = env.host;
+    control_.connect(control_path_, 2000, env.netns_fd);
   }
 
   void stop() noexcept override { child_.stop(); }
-  std::string host() const override { return "127.0.0.1"; }
+  std::string host() const override { return host_; }
   uint16_t port() const override { return port_; }
   std::optional<pid_t> pid() const override {
     if (child_.pid() > 0) return child_.pid();
@@ -73,7 +75,7 @@ class builtin_target final : public target, public socket_tunable {
   }
   socket_tunable* sockets() override { return this; }
   nlohmann::json describe() const override {
-    return {{"kind", "builtin"}, {"pid", child_.pid()}, {"port", port_}, {"params", opts_.to_json()}};
+    return {{"kind", "builtin"}, {"pid", child_.pid()}, {"host", host_}, {"port", port_}, {"params", opts_.to_json()}};
   }
 
   socket_report set_socket_policy(const socket_policy& p) override { return report("policy", p); }
@@ -104,7 +106,7 @@ class builtin_target final : public target, public socket_tunable {
   option_values opts_;
   child_process child_;
   control_client control_;
-  std::string control_path_, log_path_;
+  std::string control_path_, log_path_, host_ = "127.0.0.1";
   uint16_t port_ = 0;
 };
 

@@ -20,6 +20,10 @@ struct target_env {
   // What injectors ask of the target's process: environment (the preload shim) and fds.
   std::vector<std::string> env;
   std::vector<std::pair<int, int>> inherit_fds;
+  // Where the target runs and listens: the host's loopback, or (netns_fd >= 0) the
+  // target's side of the run's veth, in a network namespace of its own.
+  std::string host = "127.0.0.1";
+  int netns_fd = -1;
 };
 
 // What workloads talk to, what the sampler watches, and what injectors reach into.
