@@ -1,6 +1,7 @@
 #include "injectors/qdisc_injectors.hpp"
 
 #include <linux/pkt_sched.h>
+#include <unistd.h>
 #include <netlink/route/qdisc.h>
 #include <netlink/route/qdisc/tbf.h>
 #include <netlink/route/tc.h>
@@ -152,6 +153,12 @@ class qdisc_injector : public injector {
   void revert(run_context&) noexcept override {
     for (auto it = sites_.rbegin(); it != sites_.rend(); ++it) {
       try {
+        drain(it->sk.get(), it->ifindex);
+      } catch (const std::exception& e) {
+        std::cerr << "rig: could not drain " << kind() << " on " << it->ifname << " before removing it: " << e.what()
+                  << "\n";
+      }
+      try {
         it->saved.restore(it->sk.get());
       } catch (const std::exception& e) {
         std::cerr << "rig: could not restore the root qdisc of " << it->ifname << " (" << it->saved.describe()
@@ -170,6 +177,18 @@ class qdisc_injector : public injector {
   virtual std::vector<std::string> readback_differences(const qdisc_dump& q) const = 0;
   virtual std::string readback_text(const qdisc_dump& q) const = 0;
   virtual void add_measured(nlohmann::json&) const {}
+  // Lets packets still held in the qdisc leave before it is deleted (deleting drops them,
+  // and the connections would then stall on TCP retransmission timeouts in the next phase).
+  virtual void drain(nl_sock*, int) {}
+  // Waits until the root qdisc holds no packets, at most timeout_ns.
+  static void wait_empty(nl_sock* sk, int ifindex, int64_t timeout_ns) {
+    const int64_t deadline = mono_ns() + timeout_ns;
+    for (;;) {
+      const auto q = root_qdisc(sk, ifindex);
+      if (!q || q->qlen == 0 || mono_ns() > deadline) return;
+      ::usleep(2000);
+    }
+  }
 
   option_values opts_;
 
@@ -204,6 +223,14 @@ class netem_injector final : public qdisc_injector {
   void install(nl_sock* sk, int ifindex) override { replace_root_qdisc(sk, ifindex, rig_handle, "netem", p_.options()); }
   std::vector<std::string> readback_differences(const qdisc_dump& q) const override {
     return p_.differences(netem_params::parse(q.options));
+  }
+  void drain(nl_sock* sk, int ifindex) override {
+    // New packets pass at once; those already queued leave at their time.
+    netem_params pass;
+    pass.limit = p_.limit;
+    replace_root_qdisc(sk, ifindex, rig_handle, "netem", pass.options());
+    const int64_t longest = p_.delay_ns + p_.jitter_ns;
+    wait_empty(sk, ifindex, std::min<int64_t>(2 * longest + 100 * ns_per_ms, 5 * ns_per_s));
   }
   std::string readback_text(const qdisc_dump& q) const override {
     std::string t = netem_params::parse(q.options).str();

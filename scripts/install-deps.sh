@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what rig needs to build and test on Debian 12. Apt packages only; idempotent;
 # silent when everything is already present.
+#   --kernel-tests  also what tests/kernel needs to boot the Debian kernel (which has
+#                   sch_netem) under qemu: qemu-system-x86, linux-image-amd64, busybox-static
 set -euo pipefail
 
 packages=(
@@ -14,7 +16,14 @@ packages=(
   nlohmann-json3-dev
   libfmt-dev
   redis-server              # a real server for the raw-protocol tests (not started as a service)
+  iproute2                  # tc's netem distribution tables, compared with rig's own in the tests
 )
+for arg in "$@"; do
+  case "$arg" in
+    --kernel-tests) packages+=(qemu-system-x86 linux-image-amd64 busybox-static cpio kmod) ;;
+    *) echo "install-deps: unknown option $arg (known: --kernel-tests)" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Boots the Debian kernel (linux-image-amd64) under qemu-system-x86_64 -accel tcg with a
+# small initramfs: busybox, rig and its shared libraries, and the kernel's own veth,
+# sch_tbf and sch_netem modules. Inside, rig runs one scenario; its console output and
+# report.json (between "=== rig-vm report begin/end ===") come out on stdout.
+# The VM has no network device: its traffic stays inside the namespaces rig makes.
+#
+#   scripts/kernel-vm.sh BUILD/rig SCENARIO.toml [KERNEL_IMAGE]
+#
+# Needs: qemu-system-x86 linux-image-amd64 busybox-static cpio
+#        (scripts/install-deps.sh --kernel-tests installs them).
+set -euo pipefail
+
+rig=${1:?usage: kernel-vm.sh RIG SCENARIO [KERNEL]}
+scenario=${2:?usage: kernel-vm.sh RIG SCENARIO [KERNEL]}
+kernel=${3:-$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)}
+[ -n "$kernel" ] && [ -r "$kernel" ] || { echo "kernel-vm: no kernel image in /boot (apt-get install linux-image-amd64)" >&2; exit 3; }
+kver=${kernel##*/vmlinuz-}
+moddir=/lib/modules/$kver
+[ -d "$moddir" ] || { echo "kernel-vm: no modules for $kver in $moddir" >&2; exit 3; }
+command -v qemu-system-x86_64 >/dev/null || { echo "kernel-vm: qemu-system-x86_64 missing (apt-get install qemu-system-x86)" >&2; exit 3; }
+busybox=/bin/busybox  # busybox-static's; the dynamic busybox would also find its libc in the image
+[ -x "$busybox" ] || busybox=$(command -v busybox || true)
+[ -n "$busybox" ] || { echo "kernel-vm: busybox missing (apt-get install busybox-static)" >&2; exit 3; }
+
+work=$(mktemp -d /tmp/rig-vm.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+mkdir -p "$root"/{bin,proc,sys,dev,tmp,run,etc,modules}
+
+cp "$busybox" "$root/bin/busybox"
+for applet in sh mount mkdir cat insmod poweroff echo ls uname sleep; do ln -s busybox "$root/bin/$applet"; done
+cp "$rig" "$root/bin/rig"
+# rig's shared libraries at the paths the dynamic linker will look for them.
+ldd "$rig" | awk '/=>/ && $3 ~ /^\// {print $3} /^\t\/.*ld-linux/ {print $1}' | while read -r lib; do
+  cp -L --parents "$lib" "$root/"
+done
+[ -f /etc/os-release ] && cp -L /etc/os-release "$root/etc/os-release"
+
+# The modules and what they depend on, in load order (dependencies first).
+declare -A seen=()
+order=()
+add_module() {
+  local name=$1 path deps d
+  [ -n "${seen[$name]:-}" ] && return
+  seen[$name]=1
+  path=$(modinfo -k "$kver" -n "$name" 2>/dev/null) || { echo "kernel-vm: module $name not found for $kver" >&2; exit 3; }
+  [ "$path" = "(builtin)" ] && return
+  deps=$(modinfo -k "$kver" -F depends "$name" | tr ',' ' ')
+  for d in $deps; do add_module "$d"; done
+  case "$path" in
+    *.ko.xz) xz -dc "$path" > "$root/modules/$name.ko" ;;
+    *.ko.zst) zstd -qdc "$path" > "$root/modules/$name.ko" ;;
+    *) cp "$path" "$root/modules/$name.ko" ;;
+  esac
+  order+=("$name")
+}
+for m in veth sch_tbf sch_netem; do add_module "$m"; done
+
+cp "$scenario" "$root/scenario.toml"
+{
+  echo '#!/bin/sh'
+  echo 'mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev; mount -t tmpfs tmp /tmp'
+  for m in "${order[@]}"; do echo "insmod /modules/$m.ko"; done
+  cat <<'INIT'
+echo "rig-vm: kernel $(uname -r), modules loaded"
+/bin/rig run /scenario.toml --out /tmp/runs > /tmp/out.txt 2>&1
+rc=$?
+cat /tmp/out.txt
+echo "=== rig-vm report begin ==="
+cat /tmp/runs/*/report.json
+echo
+echo "=== rig-vm report end ==="
+echo "rig-vm: rig exited $rc"
+poweroff -f
+INIT
+} > "$root/init"
+chmod +x "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet) > "$work/initrd.cpio"
+
+# One vCPU: under TCG a second one makes every wake-up an emulated IPI (about +1 ms per
+# netem release), which would blur the delay being measured.
+exec_timeout=${RIG_VM_TIMEOUT:-170}
+timeout --foreground -k 5 "$exec_timeout" qemu-system-x86_64 -accel tcg${RIG_VM_QEMU_ARGS:+ $RIG_VM_QEMU_ARGS} -m 768 -smp ${RIG_VM_CPUS:-1} \
+  -kernel "$kernel" -initrd "$work/initrd.cpio" \
+  -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3" \
+  -display none -serial stdio -monitor none -nic none -no-reboot </dev/null
