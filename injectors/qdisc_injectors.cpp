@@ -133,6 +133,7 @@ class qdisc_injector : public injector {
 
   nlohmann::json measure(run_context&) override {
     nlohmann::json m = nlohmann::json::object();
+    std::string summary;
     for (auto& s : sites_) {
       const auto q = root_qdisc(s.sk.get(), s.ifindex);
       if (!q || q->kind != kind()) continue;
@@ -145,8 +146,10 @@ class qdisc_injector : public injector {
                           {"drops", q->drops - std::min(q->drops, s.at_apply.drops)},
                           {"overlimits", q->overlimits - std::min(q->overlimits, s.at_apply.overlimits)}};
       add_measured(j);
+      summary += fmt::format("{}{}: {}", summary.empty() ? "" : "; ", s.ifname, summarize(j));
       m[s.ifname] = j;
     }
+    if (!summary.empty()) m["summary"] = summary;
     return m;
   }
 
@@ -177,6 +180,10 @@ class qdisc_injector : public injector {
   virtual std::vector<std::string> readback_differences(const qdisc_dump& q) const = 0;
   virtual std::string readback_text(const qdisc_dump& q) const = 0;
   virtual void add_measured(nlohmann::json&) const {}
+  virtual std::string summarize(const nlohmann::json& j) const {
+    return fmt::format("{} packets ({}) in {:.1f}s, {} dropped", j["packets"].get<uint64_t>(),
+                       format_bytes(j["bytes"].get<double>()), j["seconds"].get<double>(), j["drops"].get<uint64_t>());
+  }
   // Lets packets still held in the qdisc leave before it is deleted (deleting drops them,
   // and the connections would then stall on TCP retransmission timeouts in the next phase).
   virtual void drain(nl_sock*, int) {}
@@ -302,6 +309,11 @@ class rate_injector final : public qdisc_injector {
     const auto r = parse(q);
     return fmt::format("rate {}/s ({} B/s) burst {} limit {}", format_bytes(double(r.rate)), r.rate,
                        format_bytes(r.burst), format_bytes(r.limit));
+  }
+  std::string summarize(const nlohmann::json& j) const override {
+    return fmt::format("{}/s on the wire, {:.3f}x the cap; {} packets dropped, {} held back",
+                       format_bytes(j["throughput_bytes_s"].get<double>()), j["of_cap"].get<double>(),
+                       j["drops"].get<uint64_t>(), j["overlimits"].get<uint64_t>());
   }
   void add_measured(nlohmann::json& j) const override {
     j["cap_bytes_s"] = rate_;

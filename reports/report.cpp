@@ -154,9 +154,11 @@ std::string terminal_summary(const run_report& r, bool color) {
   if (any_injection) {
     s += fmt::format("\n{}injections{}\n", bold, reset);
     for (const auto& p : r.phases)
-      for (const auto& i : p.injections)
+      for (const auto& i : p.injections) {
         s += fmt::format("  {}: {} ({}) via {}\n    {}{}{} {}\n", p.name, i.name, i.kind, i.mechanism,
                          i.verified ? green : red, i.verified ? "verified" : "NOT VERIFIED", reset, i.verification);
+        if (i.measured.contains("summary")) s += fmt::format("    measured {}\n", i.measured["summary"].get<std::string>());
+      }
   }
   if (!r.events.empty()) {
     s += fmt::format("\n{}events{}\n", bold, reset);

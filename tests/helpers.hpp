@@ -3,6 +3,7 @@
 // real servers the tests need.
 #include <doctest/doctest.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -113,6 +114,31 @@ inline rig_result run_rig(const std::vector<std::string>& args, const std::strin
   rig_result r;
   while (auto line = c.read_line(timeout_ms)) r.out.push_back(*line);
   REQUIRE(c.wait(timeout_ms));
+  r.code = c.exit_code().value_or(-1);
+  r.err = slurp(dir + "/stderr.txt");
+  return r;
+}
+
+// Runs rig, sends it `sig` half a second into phase `phase`, and collects what it wrote.
+inline rig_result interrupt_rig_in_phase(const std::vector<std::string>& args, const std::string& dir,
+                                         const std::string& phase, int sig) {
+  std::vector<std::string> argv = {RIG_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = dir + "/stderr.txt"});
+  rig_result r;
+  bool reached = false;
+  while (auto line = c.read_line(30'000)) {
+    r.out.push_back(*line);
+    if (line->find("▶ " + phase) != std::string::npos) {
+      reached = true;
+      break;
+    }
+  }
+  REQUIRE_MESSAGE(reached, "rig never reached phase ", phase);
+  ::usleep(500'000);
+  REQUIRE(::kill(c.pid(), sig) == 0);
+  while (auto line = c.read_line(20'000)) r.out.push_back(*line);
+  REQUIRE(c.wait(20'000));
   r.code = c.exit_code().value_or(-1);
   r.err = slurp(dir + "/stderr.txt");
   return r;

@@ -110,23 +110,10 @@ TEST_CASE("Ctrl-C while the cap is on: exit 130, target stopped, no namespace, v
   if (!can_make_netns()) return;
   const host_network before = host_network::now();
   temp_dir tmp;
-  std::vector<std::string> argv = {RIG_BINARY, "run", write_scenario(tmp, builtin_target, "1MB/s", "30s"), "--out",
-                                   tmp.path};
-  auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = tmp.path + "/stderr.txt"});
-  bool capped = false;
-  while (auto line = c.read_line(30'000))
-    if (line->find("▶ capped") != std::string::npos) {
-      capped = true;
-      break;
-    }
-  REQUIRE(capped);
-  ::usleep(500'000);
-  REQUIRE(::kill(c.pid(), SIGINT) == 0);
-  std::vector<std::string> out;
-  while (auto line = c.read_line(20'000)) out.push_back(*line);
-  REQUIRE(c.wait(20'000));
-  CHECK(c.exit_code() == 130);
-  const auto r = nlohmann::json::parse(slurp(report_path(out)));
+  const auto f = interrupt_rig_in_phase({"run", write_scenario(tmp, builtin_target, "1MB/s", "30s"), "--out", tmp.path},
+                                        tmp.path, "capped", SIGINT);
+  CHECK(f.code == 130);
+  const auto r = f.report();
   CHECK(r["status"] == "interrupted");
   const pid_t target = r["target"]["pid"].get<pid_t>();
   CHECK(::kill(target, 0) == -1);

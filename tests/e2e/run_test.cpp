@@ -18,6 +18,7 @@ using rig::testing::slurp;
 using rig::testing::temp_dir;
 using rig::testing::report_path;
 using rig::testing::run_rig;
+using rig::testing::interrupt_rig_in_phase;
 namespace fs = std::filesystem;
 
 namespace {
@@ -101,26 +102,11 @@ TEST_CASE("quickstart with short phases: every report key, and the nagle phase m
 
 TEST_CASE("Ctrl-C in the nagle phase: report written as interrupted, target stopped") {
   temp_dir tmp;
-  std::vector<std::string> argv = {RIG_BINARY, "run", quickstart, "--out", tmp.path,
-                                   "--set", "phases.baseline.duration=1s", "--set", "phases.nagle.duration=20s"};
-  auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = tmp.path + "/stderr.txt"});
-  bool in_nagle = false;
-  while (auto line = c.read_line(30'000)) {
-    if (line->find("▶ nagle") != std::string::npos) {
-      in_nagle = true;
-      break;
-    }
-  }
-  REQUIRE(in_nagle);
-  ::usleep(500'000);
-  REQUIRE(::kill(c.pid(), SIGINT) == 0);
-  std::vector<std::string> out;
-  while (auto line = c.read_line(20'000)) out.push_back(*line);
-  REQUIRE(c.wait(20'000));
-  CHECK(c.exit_code() == 130);
-  const std::string path = report_path(out);
-  REQUIRE(!path.empty());
-  const auto r = nlohmann::json::parse(slurp(path));
+  const auto f = interrupt_rig_in_phase(
+      {"run", quickstart, "--out", tmp.path, "--set", "phases.baseline.duration=1s", "--set", "phases.nagle.duration=20s"},
+      tmp.path, "nagle", SIGINT);
+  CHECK(f.code == 130);
+  const auto r = f.report();
   CHECK(r["status"] == "interrupted");
   REQUIRE(r["phases"].size() == 2);
   CHECK(r["phases"][1]["completed"] == false);
