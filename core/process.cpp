@@ -1,7 +1,7 @@
-#include <sched.h>
 #include "core/process.hpp"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>

@@ -324,7 +324,10 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     tgt->start(tenv);
     ctx.target_pid = tgt->pid();
     rep.target = tgt->describe();
-    if (net) rep.target["network"] = net->describe();
+    if (net)
+      rep.target["network"] = {{"description", net->describe()},
+                               {"namespaces", {net->ns(veth_network::side::client).inode(),
+                                               net->ns(veth_network::side::target).inode()}}};
     smp = std::make_unique<sampler>(
         tgt->pid(), [&] { return tgt->counters(); }, 200 * ns_per_ms);
     smp->start();

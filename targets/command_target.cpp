@@ -1,6 +1,6 @@
-#include <arpa/inet.h>
 #include "targets/command_target.hpp"
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -124,7 +124,11 @@ void command_target::start(const target_env& env) {
   for (;;) {
     if (by_log ? std::regex_search(slurp(log_path_), ready_re) : port_accepts(host_, port_)) return;
     const std::string why = by_log ? fmt::format("its output never matched /{}/", opts_.str("ready_log"))
-                                   : fmt::format("{}:{} never accepted a connection", host_, port_);
+                                   : fmt::format("{}:{} never accepted a connection{}", host_, port_,
+                                                 env.netns_fd >= 0 ? " (the program runs in a network namespace of "
+                                                                     "its own: pass it {host} so it listens on that "
+                                                                     "address, not only on 127.0.0.1)"
+                                                                   : "");
     if (!child_.running())
       throw std::runtime_error(fmt::format("the command target {} before it was ready ({}); last output:\n{}",
                                            child_.exit_description(), why, file_tail(log_path_, 20)));

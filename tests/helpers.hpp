@@ -150,35 +150,56 @@ inline std::string which(const std::string& prog) {
   return {};
 }
 
-// What the host's network looks like from its own namespace: links, root qdiscs, the
-// network namespaces any process is in, and named namespaces. A run must leave it as it was.
+// What a run could leave behind on the host: links, root qdiscs and named namespaces in
+// the host's namespace, and /etc/ld.so.preload. A run must leave all of it as it was.
 struct host_network {
-  std::set<std::string> links, root_qdiscs, named_netns;
-  std::set<unsigned long> process_netns;
+  std::set<std::string> links, root_qdiscs, named_netns, ld_so_preload;
 
   static host_network now() {
     namespace fs = std::filesystem;
     host_network h;
+    h.ld_so_preload.insert(slurp("/etc/ld.so.preload"));
     for (const auto& e : fs::directory_iterator("/sys/class/net")) h.links.insert(e.path().filename());
     auto sk = route_socket();
     for (const auto& q : dump_qdiscs(sk.get()))
-      if (q.parent == 0xFFFFFFFFu) h.root_qdiscs.insert(std::to_string(q.ifindex) + ":" + q.kind + ":" + std::to_string(q.handle));
+      if (q.parent == 0xFFFFFFFFu)
+        h.root_qdiscs.insert(std::to_string(q.ifindex) + ":" + q.kind + ":" + std::to_string(q.handle));
     if (fs::exists("/run/netns"))
       for (const auto& e : fs::directory_iterator("/run/netns")) h.named_netns.insert(e.path().filename());
-    for (const auto& e : fs::directory_iterator("/proc")) {
-      struct stat st {};
-      if (::stat((e.path() / "ns/net").c_str(), &st) == 0) h.process_netns.insert(st.st_ino);
-    }
     return h;
   }
-  // Every namespace in use now was in use before (processes that ended may have dropped some).
   void check_unchanged_since(const host_network& before) const {
     CHECK(links == before.links);
     CHECK(root_qdiscs == before.root_qdiscs);
     CHECK(named_netns == before.named_netns);
-    for (unsigned long ino : process_netns) CHECK_MESSAGE(before.process_netns.count(ino), "a process is in a new network namespace ", ino);
+    CHECK(ld_so_preload == before.ld_so_preload);
   }
 };
+
+// True while any process is in the network namespace `ino` or holds an fd to it: the
+// kernel frees a namespace when neither is left (sockets in it die with their process).
+inline bool netns_in_use(unsigned long ino) {
+  namespace fs = std::filesystem;
+  const std::string link = "net:[" + std::to_string(ino) + "]";
+  std::error_code ec;
+  for (const auto& p : fs::directory_iterator("/proc", ec)) {
+    struct stat st {};
+    if (::stat((p.path() / "ns/net").c_str(), &st) == 0 && st.st_ino == ino) return true;
+    for (const auto& fd : fs::directory_iterator(p.path() / "fd", ec))
+      if (fs::read_symlink(fd.path(), ec).string() == link) return true;
+  }
+  return false;
+}
+
+// After a run: the host as before, and the run's own namespaces (report.json
+// target.network.namespaces) freed.
+inline void check_run_left_nothing(const host_network& before, const nlohmann::json& report) {
+  host_network::now().check_unchanged_since(before);
+  const auto& net = report["target"]["network"];
+  if (!net.is_object()) return;
+  REQUIRE(net["namespaces"].size() == 2);
+  for (const auto& ino : net["namespaces"]) CHECK_MESSAGE(!netns_in_use(ino.get<unsigned long>()), "netns ", ino, " is still in use");
+}
 
 // Network namespaces need root (CAP_SYS_ADMIN); tests that make them probe first.
 inline bool can_make_netns() {

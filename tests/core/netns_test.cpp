@@ -69,10 +69,9 @@ TEST_CASE("veth network: the rig side reaches the target side, and nothing of it
     CHECK(counters.tx_packets > 0);
 
   }
-  const host_network after = host_network::now();
-  after.check_unchanged_since(before);
-  CHECK_FALSE(after.process_netns.count(client_ino));
-  CHECK_FALSE(after.process_netns.count(target_ino));
+  host_network::now().check_unchanged_since(before);
+  CHECK_FALSE(netns_in_use(client_ino));
+  CHECK_FALSE(netns_in_use(target_ino));
 }
 
 TEST_CASE("netns scope: threads started inside inherit the namespace, the caller returns to its own") {

@@ -38,6 +38,7 @@ TEST_CASE("preload reachability: dynamic programs and scripts yes, static binari
 }
 
 TEST_CASE("nagle.toml: TCP_NODELAY forced off inside an unmodified program, and given back") {
+  const auto before = rig::testing::host_network::now();
   temp_dir tmp;
   const auto run = run_rig({"run", RIG_SOURCE_DIR "/scenarios/nagle.toml", "--out", tmp.path, "--set",
                           "phases.baseline.duration=1s", "--set", "phases.nagle.duration=2s", "--set",
@@ -58,6 +59,7 @@ TEST_CASE("nagle.toml: TCP_NODELAY forced off inside an unmodified program, and 
   CHECK(p50x >= 10);
   CHECK(report["phases"][2]["workloads"]["rr"]["latency_us"]["p50"].get<double>() < 5000);
   CHECK(gone(report));
+  rig::testing::host_network::now().check_unchanged_since(before);
 }
 
 TEST_CASE("tiny-buffers.toml: 4 KiB socket buffers inside redis-server change its throughput") {
