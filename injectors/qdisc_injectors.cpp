@@ -77,7 +77,7 @@ probe_result kernel_qdisc_probe(const std::string& kind, const std::vector<uint8
 // there, install, read back, count what passed through it, restore.
 class qdisc_injector : public injector {
  public:
-  explicit qdisc_injector(const option_values& v) : opts_(v), sides_(sides_of(v.has("direction") ? v.str("direction") : "replies")) {}
+  explicit qdisc_injector(const option_values& v) : opts_(v), sides_(sides_of(v.str("direction"))) {}
 
   bool needs_namespaces() const override { return true; }
 
