@@ -4,6 +4,7 @@
 
 #include <deque>
 #include <fmt/format.h>
+#include <future>
 #include <map>
 #include <random>
 
@@ -185,7 +186,7 @@ toxic_proxy::toxic_proxy(uint64_t seed, std::string listen_host, uint16_t listen
       upstream_port_(0),
       listen_port_(listen_port),
       seed_(seed),
-      acceptor_(ioc_),
+      acceptor_(own_),
       chain_(std::make_shared<const std::vector<std::shared_ptr<toxic>>>()) {}
 
 toxic_proxy::~toxic_proxy() { stop(); }
@@ -194,14 +195,39 @@ void toxic_proxy::start_for(const std::string& upstream_host, uint16_t upstream_
   upstream_host_ = upstream_host;
   upstream_port_ = upstream_port;
   port_ = listen_on(acceptor_, listen_host_, listen_port_);
-  asio::co_spawn(ioc_, accept_loop(), asio::detached);
-  thread_ = std::thread([this] { ioc_.run(); });
+  asio::co_spawn(*loop_, accept_loop(), asio::detached);
+  thread_ = std::thread([this] { loop_->run(); });
+}
+
+void toxic_proxy::start_on(asio::io_context& loop, const std::string& upstream_host, uint16_t upstream_port) {
+  upstream_host_ = upstream_host;
+  upstream_port_ = upstream_port;
+  loop_ = &loop;
+  acceptor_ = asio::ip::tcp::acceptor(loop);
+  port_ = listen_on(acceptor_, listen_host_, listen_port_);
+  asio::co_spawn(*loop_, accept_loop(), asio::detached);
 }
 
 void toxic_proxy::stop() noexcept {
   if (stopped_.exchange(true)) return;
-  ioc_.stop();
-  if (thread_.joinable()) thread_.join();
+  if (loop_ == &own_) {
+    loop_->stop();
+    if (thread_.joinable()) thread_.join();
+    return;
+  }
+  // A borrowed loop: close everything on it and let its coroutines finish there.
+  auto done = std::make_shared<std::promise<void>>();  // shared: the post may outlive a timed-out wait
+  auto closed = done->get_future();
+  asio::post(*loop_, [this, done] {
+    boost::system::error_code ec;
+    acceptor_.close(ec);
+    for (auto& w : live_)
+      if (auto c = w.lock()) c->close(false);
+    done->set_value();
+  });
+  closed.wait_for(std::chrono::seconds(2));
+  const int64_t deadline = mono_ns() + 2 * ns_per_s;
+  while (connections_.load() > 0 && mono_ns() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
 int toxic_proxy::add_toxic(const toxic_spec& t) {
@@ -267,7 +293,7 @@ toxic_counters toxic_proxy::counters(int id) const {
 awaitable<void> toxic_proxy::accept_loop() {
   for (;;) {
     boost::system::error_code ec;
-    tcp::socket s(ioc_);
+    tcp::socket s(*loop_);
     co_await acceptor_.async_accept(s, asio::redirect_error(use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted) co_return;
@@ -275,7 +301,9 @@ awaitable<void> toxic_proxy::accept_loop() {
     }
     s.set_option(tcp::no_delay(true), ec);
     auto c = std::make_shared<connection>(std::move(s), seed_ + next_conn_++, connections_);
-    asio::co_spawn(ioc_, serve(c), asio::detached);
+    std::erase_if(live_, [](const auto& w) { return w.expired(); });
+    live_.push_back(c);
+    asio::co_spawn(*loop_, serve(c), asio::detached);
   }
 }
 
@@ -308,8 +336,8 @@ awaitable<void> toxic_proxy::serve(std::shared_ptr<connection> c) {
   ++connections_;
   c->counted = true;
   for (pipe* p : {&c->up, &c->down}) {
-    asio::co_spawn(ioc_, read_side(c, *p), asio::detached);
-    asio::co_spawn(ioc_, write_side(c, *p), asio::detached);
+    asio::co_spawn(*loop_, read_side(c, *p), asio::detached);
+    asio::co_spawn(*loop_, write_side(c, *p), asio::detached);
   }
   co_return;
 }
@@ -386,9 +414,9 @@ awaitable<void> toxic_proxy::write_side(std::shared_ptr<connection> c, pipe& p) 
         // Toxics that act on the connection itself start their clock when it first meets them.
         if (it->second && (t->spec.type == "reset_peer" || (t->spec.type == "timeout" && t->spec.timeout_ns > 0))) {
           asio::co_spawn(
-              ioc_,
+              *loop_,
               [this, c, t = t]() -> awaitable<void> {
-                asio::steady_timer timer(ioc_);
+                asio::steady_timer timer(*loop_);
                 timer.expires_after(std::chrono::nanoseconds(t->spec.timeout_ns));
                 boost::system::error_code e;
                 co_await timer.async_wait(asio::redirect_error(use_awaitable, e));

@@ -49,7 +49,11 @@ class toxic_proxy {
  public:
   explicit toxic_proxy(uint64_t seed = 1, std::string listen_host = "127.0.0.1", uint16_t listen_port = 0);
   ~toxic_proxy();
+  // On the proxy's own thread.
   void start_for(const std::string& upstream_host, uint16_t upstream_port);
+  // On an event loop someone else runs (a workload's): no thread of its own, so forwarding
+  // costs no cross-thread wake-up. stop() must be called while that loop still runs.
+  void start_on(asio::io_context& loop, const std::string& upstream_host, uint16_t upstream_port);
   void stop() noexcept;
   uint16_t port() const { return port_; }
 
@@ -74,8 +78,10 @@ class toxic_proxy {
   std::string upstream_host_, listen_host_;
   uint16_t upstream_port_, listen_port_, port_ = 0;
   uint64_t seed_;
-  asio::io_context ioc_{1};
+  asio::io_context own_{1};
+  asio::io_context* loop_ = &own_;  // own_, or the borrowed loop of start_on
   asio::ip::tcp::acceptor acceptor_;
+  std::vector<std::weak_ptr<connection>> live_;  // touched on the loop only
   std::thread thread_;
   std::atomic<bool> stopped_{false};
   std::atomic<int> connections_{0};

@@ -332,18 +332,27 @@ int run_scenario(const scenario& sc, const run_options& opts) {
         tgt->pid(), [&] { return tgt->counters(); }, 200 * ns_per_ms);
     smp->start();
     // With a proxy injector in the scenario, every workload goes through rig's proxy for the
-    // whole run, so toxics come and go between phases on the same connections.
-    std::string host = tgt->host();
-    uint16_t port = tgt->port();
+    // whole run, so toxics come and go between phases on the same connections. The proxy
+    // runs on the first workload's event loop that can host it (no cross-thread wake-up per
+    // message), else on a thread of its own.
+    const std::string host = proxy ? "127.0.0.1" : tgt->host();
+    std::optional<size_t> host_of_proxy;
     if (proxy) {
-      proxy->start_for(host, port);
       ctx.proxy = proxy.get();
-      host = "127.0.0.1";
-      port = proxy->port();
-      rep.target["proxy_port"] = port;
+      for (size_t i = 0; i < workloads.size() && !host_of_proxy; ++i)
+        if (workloads[i]->can_host_on_loop()) host_of_proxy = i;
+      if (!host_of_proxy) proxy->start_for(tgt->host(), tgt->port());
     }
-    for (size_t i = 0; i < workloads.size(); ++i)
-      workloads[i]->start({sc.workloads[i].name, host, port, &clock, &windows});
+    for (size_t i = 0; i < workloads.size(); ++i) {
+      workload_env env{sc.workloads[i].name, host, proxy ? proxy->port() : tgt->port(), &clock, &windows};
+      if (host_of_proxy == i)
+        env.host_on_loop = [&](asio::io_context& loop) {
+          proxy->start_on(loop, tgt->host(), tgt->port());
+          return proxy->port();
+        };
+      workloads[i]->start(env);
+    }
+    if (proxy) rep.target["proxy_port"] = proxy->port();
 
     for (size_t pi = 0; pi < sc.phases.size() && !interrupted_by; ++pi) {
       const auto& ph = sc.phases[pi];
@@ -414,8 +423,8 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     std::cerr << "rig: run failed: " << e.what() << "\n";
   }
   revert_applied();  // no-op unless the last phase left something applied
+  if (proxy) proxy->stop();  // first: it may be running on a workload's event loop
   for (auto& w : workloads) w->stop();
-  if (proxy) proxy->stop();
   if (smp) smp->stop();
   tgt->stop();
   on_rig_side.reset();

@@ -108,14 +108,15 @@ tcp_workload::tcp_workload(const option_values& v) : opts_(v), sockets_(socket_p
 tcp_workload::~tcp_workload() { stop(); }
 
 void tcp_workload::start(const workload_env& env) {
-  const auto ep = tcp::endpoint(asio::ip::make_address(env.host), env.port);
-  const int64_t t0 = mono_ns() + 10 * ns_per_ms;
-  const int64_t interval = rate_ > 0 ? int64_t(double(connections_) * 1e9 / rate_) : 0;
   for (int t = 0; t < threads_; ++t) {
     auto w = std::make_unique<worker>();
     w->rec = std::make_unique<thread_recorder>(*env.clock, *env.windows, env.name);
     workers_.push_back(std::move(w));
   }
+  const uint16_t port = env.host_on_loop ? env.host_on_loop(workers_[0]->ioc) : env.port;
+  const auto ep = tcp::endpoint(asio::ip::make_address(env.host), port);
+  const int64_t t0 = mono_ns() + 10 * ns_per_ms;
+  const int64_t interval = rate_ > 0 ? int64_t(double(connections_) * 1e9 / rate_) : 0;
   for (int i = 0; i < connections_; ++i) {
     auto& w = *workers_[size_t(i % threads_)];
     auto c = std::make_unique<conn>(w.ioc);

@@ -20,6 +20,7 @@ class tcp_workload final : public workload {
   void start(const workload_env& env) override;
   void stop() noexcept override;
   std::vector<phase_stats> results() const override;
+  bool can_host_on_loop() const override { return true; }
   socket_tunable* sockets() override { return &sockets_; }
   nlohmann::json describe() const override;
 

@@ -1,10 +1,12 @@
 #pragma once
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/asio.hpp"
 #include "core/options.hpp"
 #include "core/socket_policy.hpp"
 #include "workloads/recorder.hpp"
@@ -17,6 +19,9 @@ struct workload_env {
   uint16_t port = 0;
   run_clock* clock = nullptr;
   window_sink* windows = nullptr;
+  // Optional: something to run on the workload's first event loop before it connects (rig's
+  // proxy, so forwarding costs no cross-thread wake-up); returns the port to connect to.
+  std::function<uint16_t(asio::io_context&)> host_on_loop;
 };
 
 // Runs from start() to stop() across all phases; the run clock says which phase each
@@ -28,6 +33,8 @@ class workload {
   virtual void stop() noexcept = 0;
   // Per phase index, merged over threads; valid after stop().
   virtual std::vector<phase_stats> results() const = 0;
+  // Optional ability: runs env.host_on_loop on its event loop.
+  virtual bool can_host_on_loop() const { return false; }
   // Optional ability: the rig's own sockets take a socket policy.
   virtual socket_tunable* sockets() { return nullptr; }
   virtual nlohmann::json describe() const = 0;
