@@ -52,7 +52,8 @@ class toxic_proxy {
   // On the proxy's own thread.
   void start_for(const std::string& upstream_host, uint16_t upstream_port);
   // On an event loop someone else runs (a workload's): no thread of its own, so forwarding
-  // costs no cross-thread wake-up. stop() must be called while that loop still runs.
+  // costs no cross-thread wake-up. stop() must be called while that loop still runs, and
+  // the proxy destroyed before the loop is.
   void start_on(asio::io_context& loop, const std::string& upstream_host, uint16_t upstream_port);
   void stop() noexcept;
   uint16_t port() const { return port_; }

@@ -22,20 +22,26 @@ toxic_spec toxic(const std::string& toml) {
   return toxic_spec::from("t", bind_text(proxy_options(), toml));
 }
 
-// The built-in target behind a proxy, with a closed-loop tcp workload in front of it.
+// The built-in target behind a proxy, with a closed-loop tcp workload in front of it. The
+// proxy runs on the workload's event loop, as `rig run` runs it (`rig proxy`, on a thread of
+// its own, is tested end to end).
 struct proxied_run {
   builtin_service svc{builtin_config{}};
-  toxic_proxy proxy{7};
   run_clock clock;
   window_sink windows;
   std::unique_ptr<tcp_workload> w;
+  toxic_proxy proxy{7};  // after w: destroyed before the event loop it runs on
 
   explicit proxied_run(const std::string& workload_toml) {
     svc.start();
-    proxy.start_for("127.0.0.1", svc.port());
     w = std::make_unique<tcp_workload>(bind_text(tcp_workload_options(), workload_toml));
     clock.start_ns = mono_ns();
-    w->start({"rr", "127.0.0.1", proxy.port(), &clock, &windows});
+    workload_env env{"rr", "127.0.0.1", 0, &clock, &windows};
+    env.host_on_loop = [this](asio::io_context& loop) {
+      proxy.start_on(loop, "127.0.0.1", svc.port());
+      return proxy.port();
+    };
+    w->start(env);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   void phase(int index, int64_t ms) {
@@ -44,6 +50,8 @@ struct proxied_run {
     clock.phase = -1;
   }
   std::vector<phase_stats> finish() {
+    proxy.stop();  // closes its connections on the loop, which still runs
+    CHECK(proxy.connections() == 0);
     w->stop();
     return w->results();
   }
