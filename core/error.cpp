@@ -64,7 +64,14 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
     }
   }
   const size_t limit = std::max<size_t>(2, word.size() / 3);
-  return best_d <= limit ? best : std::string{};
+  if (best_d <= limit) return best;
+  // A report key written for a check metric: "throughput_ops_s" means "throughput".
+  std::string prefix;
+  for (const auto& c : candidates)
+    if (c.size() >= 4 && c.size() > prefix.size() && word.size() > c.size() && word.substr(0, c.size()) == c &&
+        word[c.size()] == '_')
+      prefix = c;
+  return prefix;
 }
 
 std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {

@@ -56,6 +56,12 @@ TEST_CASE("unknown key: file, line, column and the nearest valid key") {
         "test.toml:3:1: unknown key 'conections' in [workloads.rr]; did you mean 'connections'?");
 }
 
+TEST_CASE("a suggestion for a near miss, and for a known word with a suffix") {
+  CHECK(did_you_mean("conections", {"connections", "threads"}) == "; did you mean 'connections'?");
+  CHECK(did_you_mean("throughput_ops_s", {"latency", "throughput", "ops"}) == "; did you mean 'throughput'?");
+  CHECK(did_you_mean("ops_total", {"ops", "latency"}).empty());  // too short to be sure
+}
+
 TEST_CASE("a key nothing resembles gets no suggestion") {
   auto b = bind_text("path = \"/x\"\nzzzzzzzz = 1\n");
   REQUIRE(b.diags.size() == 1);
