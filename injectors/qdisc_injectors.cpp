@@ -219,7 +219,9 @@ const std::string netem_missing =
 
 class netem_injector final : public qdisc_injector {
  public:
-  explicit netem_injector(const option_values& v) : qdisc_injector(v), p_(netem_params::from(v)) {}
+  explicit netem_injector(const option_values& v)
+      : qdisc_injector(v), p_(netem_params::from(v)), options_(p_.options()),
+        table_entries_(netem_distribution(p_.distribution).size()) {}
   std::string mechanism() const override {
     return "netem root qdisc through libnl-route on the run's veth (" + opts_.str("direction") + ")";
   }
@@ -227,7 +229,7 @@ class netem_injector final : public qdisc_injector {
  protected:
   std::string kind() const override { return "netem"; }
   probe_result host_probe() const override { return probe_netem_host({}); }
-  void install(nl_sock* sk, int ifindex) override { replace_root_qdisc(sk, ifindex, rig_handle, "netem", p_.options()); }
+  void install(nl_sock* sk, int ifindex) override { replace_root_qdisc(sk, ifindex, rig_handle, "netem", options_); }
   std::vector<std::string> readback_differences(const qdisc_dump& q) const override {
     return p_.differences(netem_params::parse(q.options));
   }
@@ -243,12 +245,14 @@ class netem_injector final : public qdisc_injector {
     std::string t = netem_params::parse(q.options).str();
     if (p_.distribution != "uniform")
       t += fmt::format(" (distribution {} sent as a {}-entry table; the kernel does not report tables back)",
-                       p_.distribution, netem_distribution(p_.distribution).size());
+                       p_.distribution, table_entries_);
     return t;
   }
 
  private:
   netem_params p_;
+  std::vector<uint8_t> options_;  // encoded once: the distribution table takes ~400k erf() to generate
+  size_t table_entries_;
 };
 
 class rate_injector final : public qdisc_injector {

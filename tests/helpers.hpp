@@ -107,6 +107,17 @@ struct rig_result {
   }
 };
 
+// `rig run SCENARIO --out DIR` with phases shortened: {{"baseline", "1s"}, ...}.
+inline std::vector<std::string> run_args(const std::string& scenario, const std::string& out,
+                                         const std::vector<std::pair<std::string, std::string>>& durations) {
+  std::vector<std::string> args = {"run", scenario, "--out", out};
+  for (const auto& [phase, d] : durations) {
+    args.push_back("--set");
+    args.push_back("phases." + phase + ".duration=" + d);
+  }
+  return args;
+}
+
 inline rig_result run_rig(const std::vector<std::string>& args, const std::string& dir, int timeout_ms = 60'000) {
   std::vector<std::string> argv = {RIG_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());

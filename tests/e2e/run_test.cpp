@@ -18,6 +18,7 @@ using rig::testing::slurp;
 using rig::testing::temp_dir;
 using rig::testing::report_path;
 using rig::testing::run_rig;
+using rig::testing::run_args;
 using rig::testing::interrupt_rig_in_phase;
 namespace fs = std::filesystem;
 
@@ -40,8 +41,7 @@ const std::string quickstart = RIG_SOURCE_DIR "/scenarios/quickstart.toml";
 
 TEST_CASE("quickstart with short phases: every report key, and the nagle phase magnified") {
   temp_dir tmp;
-  const auto f = run_rig({"run", quickstart, "--out", tmp.path, "--set", "phases.baseline.duration=1s", "--set",
-                          "phases.nagle.duration=2s", "--set", "phases.recovery.duration=1s"},
+  const auto f = run_rig(run_args(quickstart, tmp.path, {{"baseline", "1s"}, {"nagle", "2s"}, {"recovery", "1s"}}),
                          tmp.path);
   INFO("stderr: " << f.err);
   REQUIRE(f.code == 0);
@@ -102,9 +102,8 @@ TEST_CASE("quickstart with short phases: every report key, and the nagle phase m
 
 TEST_CASE("Ctrl-C in the nagle phase: report written as interrupted, target stopped") {
   temp_dir tmp;
-  const auto f = interrupt_rig_in_phase(
-      {"run", quickstart, "--out", tmp.path, "--set", "phases.baseline.duration=1s", "--set", "phases.nagle.duration=20s"},
-      tmp.path, "nagle", SIGINT);
+  const auto f =
+      interrupt_rig_in_phase(run_args(quickstart, tmp.path, {{"baseline", "1s"}, {"nagle", "20s"}}), tmp.path, "nagle", SIGINT);
   CHECK(f.code == 130);
   const auto r = f.report();
   CHECK(r["status"] == "interrupted");

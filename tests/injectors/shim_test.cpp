@@ -40,10 +40,9 @@ TEST_CASE("preload reachability: dynamic programs and scripts yes, static binari
 TEST_CASE("nagle.toml: TCP_NODELAY forced off inside an unmodified program, and given back") {
   const auto before = rig::testing::host_network::now();
   temp_dir tmp;
-  const auto run = run_rig({"run", RIG_SOURCE_DIR "/scenarios/nagle.toml", "--out", tmp.path, "--set",
-                          "phases.baseline.duration=1s", "--set", "phases.nagle.duration=2s", "--set",
-                          "phases.recovery.duration=1s"},
-                         tmp.path);
+  const auto run = run_rig(rig::testing::run_args(RIG_SOURCE_DIR "/scenarios/nagle.toml", tmp.path,
+                                                  {{"baseline", "1s"}, {"nagle", "2s"}, {"recovery", "1s"}}),
+                           tmp.path);
   const auto report = run.report();
   INFO(run.stdout_text() << run.err);
   REQUIRE(run.code == 0);
@@ -68,10 +67,9 @@ TEST_CASE("tiny-buffers.toml: 4 KiB socket buffers inside redis-server change it
     return;
   }
   temp_dir tmp;
-  const auto run = run_rig({"run", RIG_SOURCE_DIR "/scenarios/tiny-buffers.toml", "--out", tmp.path, "--set",
-                          "phases.baseline.duration=1s", "--set", "phases.tiny.duration=2s", "--set",
-                          "phases.recovery.duration=1s"},
-                         tmp.path);
+  const auto run = run_rig(rig::testing::run_args(RIG_SOURCE_DIR "/scenarios/tiny-buffers.toml", tmp.path,
+                                                  {{"baseline", "1s"}, {"tiny", "2s"}, {"recovery", "1s"}}),
+                           tmp.path);
   const auto report = run.report();
   INFO(run.stdout_text() << run.err);
   REQUIRE(run.code == 0);
