@@ -34,7 +34,7 @@ result measure(uint16_t port, int connections, int64_t ms, uint16_t shared_upstr
     env.host_on_loop = [&](asio::io_context& loop) {
       shared = std::make_unique<toxic_proxy>();
       shared->start_on(loop, "127.0.0.1", shared_upstream);
-      return shared->port();
+      return hosted{shared->port(), [&] { return shared->connect_local(); }};
     };
   w.start(env);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // warm-up

@@ -17,6 +17,10 @@ namespace asio = boost::asio;
 using asio::awaitable;
 using asio::use_awaitable;
 
+// A connected byte stream of either family: TCP, or one end of an AF_UNIX socket pair
+// (how a workload reaches rig's proxy on its own event loop without the TCP stack).
+using stream_socket = asio::generic::stream_protocol::socket;
+
 // Opens, binds and listens; returns the port actually bound (port 0 picks a free one).
 inline uint16_t listen_on(asio::ip::tcp::acceptor& a, const std::string& host, uint16_t port) {
   const asio::ip::tcp::endpoint ep(asio::ip::make_address(host), port);

@@ -23,6 +23,7 @@ struct run_context {
     std::string name;
     socket_tunable* sockets = nullptr;
     std::string via;  // how they are reached: "the built-in target's control channel", ...
+    bool may_be_empty = false;  // no sockets here is fine (a workload whose connections go through the proxy)
   };
   std::string target_kind;
   std::optional<pid_t> target_pid;

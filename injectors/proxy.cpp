@@ -1,6 +1,7 @@
 #include "injectors/proxy.hpp"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <deque>
 #include <fmt/format.h>
@@ -126,10 +127,10 @@ struct toxic_proxy::chunk {
 };
 
 struct toxic_proxy::pipe {
-  pipe(asio::any_io_executor ex, tcp::socket& f, tcp::socket& t, bool down)
+  pipe(asio::any_io_executor ex, stream_socket& f, stream_socket& t, bool down)
       : from(f), to(t), downstream(down), signal(ex), space(ex), wait(ex) {}
-  tcp::socket& from;
-  tcp::socket& to;
+  stream_socket& from;
+  stream_socket& to;
   bool downstream;
   std::deque<chunk> queue;
   size_t queued_bytes = 0;
@@ -144,32 +145,50 @@ struct toxic_proxy::pipe {
 };
 
 struct toxic_proxy::connection {
-  connection(tcp::socket c, uint64_t seed, std::atomic<int>& open)
+  connection(stream_socket c, uint64_t seed, std::atomic<int>& open, socket_set& upstream_set)
       : open_count(open),
+        upstream_sockets(upstream_set),
         client(std::move(c)),
         server(client.get_executor()),
         rng(seed),
         up(client.get_executor(), client, server, false),
         down(client.get_executor(), server, client, true) {}
   ~connection() {
+    forget_upstream();
     if (counted) --open_count;
   }
   std::atomic<int>& open_count;
+  socket_set& upstream_sockets;
+  int upstream_fd = -1;  // in upstream_sockets while >= 0
   bool counted = false;
-  tcp::socket client, server;
+  stream_socket client, server;
   std::mt19937_64 rng;
   std::map<int, bool> affected;  // toxic id -> this connection is affected
   bool closing = false;
   pipe up, down;
 
+  void forget_upstream() {
+    if (upstream_fd >= 0) upstream_sockets.remove(upstream_fd);
+    upstream_fd = -1;
+  }
+
   void close(bool reset) {
     if (closing) return;
     closing = true;
+    forget_upstream();
     boost::system::error_code ec;
-    for (tcp::socket* s : {&client, &server}) {
+    for (stream_socket* s : {&client, &server}) {
       if (reset && s->is_open()) {
         linger l{1, 0};  // close with RST: "connection reset by peer" on the other side
         ::setsockopt(s->native_handle(), SOL_SOCKET, SO_LINGER, &l, sizeof l);
+      } else if (s->is_open()) {
+        // A plain close: data sent to us that nobody will read is dropped first, else the
+        // kernel answers the close with a reset (TCP and unix sockets alike) and the peer
+        // sees "reset" where the toxic meant "closed". Bounded: a peer streaming without
+        // pause cannot hold the close up.
+        char sink[16 * 1024];
+        for (int i = 0; i < 64 && ::recv(s->native_handle(), sink, sizeof sink, MSG_DONTWAIT) > 0; ++i) {
+        }
       }
       s->close(ec);
     }
@@ -290,20 +309,40 @@ toxic_counters toxic_proxy::counters(int id) const {
   return c;
 }
 
+void toxic_proxy::adopt(stream_socket client) {
+  auto c = std::make_shared<connection>(std::move(client), seed_ + next_conn_++, connections_, upstream_sockets_);
+  std::erase_if(live_, [](const auto& w) { return w.expired(); });
+  live_.push_back(c);
+  asio::co_spawn(*loop_, serve(c), asio::detached);
+}
+
+int toxic_proxy::connect_local() {
+  if (stopped_.load()) return -1;
+  int pair[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) return -1;
+  stream_socket s(*loop_);
+  boost::system::error_code ec;
+  s.assign(asio::generic::stream_protocol(AF_UNIX, 0), pair[0], ec);
+  if (ec) {
+    ::close(pair[0]);
+    ::close(pair[1]);
+    return -1;
+  }
+  adopt(std::move(s));
+  return pair[1];
+}
+
 awaitable<void> toxic_proxy::accept_loop() {
   for (;;) {
     boost::system::error_code ec;
-    tcp::socket s(*loop_);
+    stream_socket s(*loop_);
     co_await acceptor_.async_accept(s, asio::redirect_error(use_awaitable, ec));
     if (ec) {
       if (ec == asio::error::operation_aborted) co_return;
       continue;
     }
     s.set_option(tcp::no_delay(true), ec);
-    auto c = std::make_shared<connection>(std::move(s), seed_ + next_conn_++, connections_);
-    std::erase_if(live_, [](const auto& w) { return w.expired(); });
-    live_.push_back(c);
-    asio::co_spawn(*loop_, serve(c), asio::detached);
+    adopt(std::move(s));
   }
 }
 
@@ -327,12 +366,14 @@ awaitable<void> wait_until(asio::steady_timer& t, int64_t when_ns) {
 awaitable<void> toxic_proxy::serve(std::shared_ptr<connection> c) {
   boost::system::error_code ec;
   tcp::endpoint up(asio::ip::make_address(upstream_host_), upstream_port_);
-  co_await c->server.async_connect(up, asio::redirect_error(use_awaitable, ec));
-  if (ec) {
+  co_await c->server.async_connect(asio::generic::stream_protocol::endpoint(up),
+                                   asio::redirect_error(use_awaitable, ec));
+  if (ec || c->closing) {
     c->close(false);
     co_return;
   }
-  c->server.set_option(tcp::no_delay(true), ec);
+  c->upstream_fd = c->server.native_handle();
+  upstream_sockets_.add(c->upstream_fd);  // TCP_NODELAY on, or what an injector forces now
   ++connections_;
   c->counted = true;
   for (pipe* p : {&c->up, &c->down}) {

@@ -10,6 +10,7 @@
 
 #include "core/asio.hpp"
 #include "core/options.hpp"
+#include "core/socket_policy.hpp"
 
 namespace rig {
 
@@ -57,6 +58,14 @@ class toxic_proxy {
   void start_on(asio::io_context& loop, const std::string& upstream_host, uint16_t upstream_port);
   void stop() noexcept;
   uint16_t port() const { return port_; }
+  // After start_on, on that loop's thread: a new proxied connection whose client side is one
+  // end of an AF_UNIX socket pair, returned as an fd (-1 once stopped). Cheaper than a TCP
+  // connect to port(): no TCP stack between the workload and the proxy. A unix socket cannot
+  // be reset, so reset_peer shows up on such a connection as a close, not a reset.
+  int connect_local();
+  // The proxy's sockets to the target: the rig's own sockets as the target sees them, so
+  // nodelay and sockbuf with where = "workload" act on them.
+  socket_tunable* upstream_sockets() { return &upstream_sockets_; }
 
   int add_toxic(const toxic_spec& t);
   void remove_toxic(int id);
@@ -71,6 +80,7 @@ class toxic_proxy {
   struct pipe;
   awaitable<void> accept_loop();
   awaitable<void> serve(std::shared_ptr<connection> c);
+  void adopt(stream_socket client);
   awaitable<void> read_side(std::shared_ptr<connection> c, pipe& p);
   awaitable<void> write_side(std::shared_ptr<connection> c, pipe& p);
   std::shared_ptr<const std::vector<std::shared_ptr<toxic>>> chain() const;
@@ -79,6 +89,7 @@ class toxic_proxy {
   std::string upstream_host_, listen_host_;
   uint16_t upstream_port_, listen_port_, port_ = 0;
   uint64_t seed_;
+  socket_set upstream_sockets_{socket_policy{.nodelay = true}};  // before own_: outlives the connections
   asio::io_context own_{1};
   asio::io_context* loop_ = &own_;  // own_, or the borrowed loop of start_on
   asio::ip::tcp::acceptor acceptor_;

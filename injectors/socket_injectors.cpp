@@ -51,6 +51,7 @@ class socket_injector final : public injector {
     int total = 0, matching = 0;
     for (auto& s : sites_) {
       const auto r = s.site.sockets->check_socket_policy(forced_);
+      if (r.sockets == 0 && s.site.may_be_empty) continue;
       total += r.sockets;
       matching += r.matching;
       v.ok = v.ok && r.sockets > 0 && r.matching == r.sockets;

@@ -228,8 +228,18 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   }
   std::unique_ptr<preload_shim> shim;
   std::unique_ptr<toxic_proxy> proxy;
+  bool resets = false;  // a reset_peer toxic: the workloads reach the proxy over TCP
   for (const auto& i : sc.injectors)
-    if (i.kind == "proxy" && !proxy) proxy = std::make_unique<toxic_proxy>(uint64_t(sc.seed));
+    if (i.kind == "proxy") {
+      if (!proxy) proxy = std::make_unique<toxic_proxy>(uint64_t(sc.seed));
+      resets = resets || i.opts.str("toxic") == "reset_peer";
+    }
+  // With a proxy, the rig's sockets the target sees are the proxy's; the workloads' own may
+  // all be socket pairs to the proxy, with no TCP options to set.
+  if (proxy) {
+    for (auto& w : ctx.workloads) w.may_be_empty = true;
+    ctx.workloads.push_back({"proxy", proxy->upstream_sockets(), "the sockets of rig's proxy to the target"});
+  }
   target_env tenv;
   if (tgt->sockets()) {
     ctx.target_sockets = {"target", tgt->sockets(), "the built-in target's control channel"};
@@ -348,11 +358,21 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       if (host_of_proxy == i)
         env.host_on_loop = [&](asio::io_context& loop) {
           proxy->start_on(loop, tgt->host(), tgt->port());
-          return proxy->port();
+          // The hosting loop's connections reach the proxy through socket pairs (no TCP stack
+          // in between), except where a reset_peer toxic needs TCP to deliver a real reset.
+          hosted h{proxy->port(), nullptr};
+          if (!resets) h.connect_local = [&] { return proxy->connect_local(); };
+          return h;
         };
       workloads[i]->start(env);
     }
-    if (proxy) rep.target["proxy_port"] = proxy->port();
+    if (proxy) {
+      rep.target["proxy_port"] = proxy->port();
+      rep.target["proxy_hop"] = host_of_proxy && !resets
+                                    ? "unix socket pairs from workload " + sc.workloads[*host_of_proxy].name +
+                                          "'s first thread, loopback TCP from any other"
+                                    : std::string("loopback TCP") + (resets ? " (a reset_peer toxic needs TCP)" : "");
+    }
 
     for (size_t pi = 0; pi < sc.phases.size() && !interrupted_by; ++pi) {
       const auto& ph = sc.phases[pi];

@@ -64,9 +64,12 @@ void check_tcp_workload(const option_values& v, const bind_context& ctx, diagnos
 }
 
 namespace {
-error_kind classify(const boost::system::error_code& ec, bool timed_out, error_kind otherwise) {
+// pair: a socket pair to rig's proxy, where EPIPE means the other end closed (on TCP it
+// follows a reset; a unix socket cannot be reset).
+error_kind classify(const boost::system::error_code& ec, bool timed_out, bool pair, error_kind otherwise) {
   if (timed_out) return error_kind::timeout;
-  if (ec == asio::error::connection_reset || ec == asio::error::broken_pipe) return error_kind::reset;
+  if (ec == asio::error::broken_pipe) return pair ? error_kind::closed : error_kind::reset;
+  if (ec == asio::error::connection_reset) return error_kind::reset;
   if (ec == asio::error::eof) return error_kind::closed;
   return otherwise;
 }
@@ -74,10 +77,11 @@ error_kind classify(const boost::system::error_code& ec, bool timed_out, error_k
 
 struct tcp_workload::conn {
   explicit conn(asio::io_context& ioc) : sock(ioc), pace(ioc) {}
-  tcp::socket sock;
+  stream_socket sock;
   asio::steady_timer pace;
   int64_t deadline_ns = 0;  // 0: nothing outstanding
   bool timed_out = false;
+  bool pair = false;  // connected through a socket pair (to rig's proxy), not TCP
   int64_t next_ns = 0, interval_ns = 0;
   std::vector<char> req, resp;
   std::string until_buf;
@@ -113,8 +117,9 @@ void tcp_workload::start(const workload_env& env) {
     w->rec = std::make_unique<thread_recorder>(*env.clock, *env.windows, env.name);
     workers_.push_back(std::move(w));
   }
-  const uint16_t port = env.host_on_loop ? env.host_on_loop(workers_[0]->ioc) : env.port;
-  const auto ep = tcp::endpoint(asio::ip::make_address(env.host), port);
+  hosted h{env.port, nullptr};
+  if (env.host_on_loop) h = env.host_on_loop(workers_[0]->ioc);
+  const auto ep = tcp::endpoint(asio::ip::make_address(env.host), h.port);
   const int64_t t0 = mono_ns() + 10 * ns_per_ms;
   const int64_t interval = rate_ > 0 ? int64_t(double(connections_) * 1e9 / rate_) : 0;
   for (int i = 0; i < connections_; ++i) {
@@ -129,7 +134,9 @@ void tcp_workload::start(const workload_env& env) {
       c->req.assign(raw_request_.begin(), raw_request_.end());
       c->resp.resize(until_.empty() ? response_size_ : 0);
     }
-    asio::co_spawn(w.ioc, run_connection(w, *c, ep), asio::detached);
+    // The hosting loop's connections reach what it hosts through a socket pair; the rest by TCP.
+    asio::co_spawn(w.ioc, run_connection(w, *c, ep, &w == workers_[0].get() ? h.connect_local : nullptr),
+                   asio::detached);
     w.conns.push_back(std::move(c));
   }
   for (auto& w : workers_) {
@@ -164,15 +171,24 @@ awaitable<void> tcp_workload::sweep(worker& w) {
   }
 }
 
-awaitable<void> tcp_workload::run_connection(worker& w, conn& c, tcp::endpoint ep) {
+awaitable<void> tcp_workload::run_connection(worker& w, conn& c, tcp::endpoint ep,
+                                             std::function<int()> connect_local) {
   thread_recorder& rec = *w.rec;
   asio::steady_timer backoff(w.ioc);
   for (;;) {
     boost::system::error_code ec;
     c.timed_out = false;
     c.deadline_ns = mono_ns() + connect_timeout_ns_;
-    c.sock = tcp::socket(w.ioc);
-    co_await c.sock.async_connect(ep, asio::redirect_error(use_awaitable, ec));
+    c.sock = stream_socket(w.ioc);
+    c.pair = bool(connect_local);
+    if (connect_local) {
+      const int fd = connect_local();
+      if (fd >= 0) c.sock.assign(asio::generic::stream_protocol(AF_UNIX, 0), fd, ec);
+      else ec = asio::error::connection_refused;
+    } else {
+      co_await c.sock.async_connect(asio::generic::stream_protocol::endpoint(ep),
+                                    asio::redirect_error(use_awaitable, ec));
+    }
     c.deadline_ns = 0;
     if (ec || c.timed_out) {
       rec.error(error_kind::connect, mono_ns());
@@ -181,11 +197,13 @@ awaitable<void> tcp_workload::run_connection(worker& w, conn& c, tcp::endpoint e
       co_await backoff.async_wait(asio::redirect_error(use_awaitable, ec));
       continue;
     }
-    const int fd = c.sock.native_handle();
-    sockets_.add(fd);
+    // Socket options (nodelay, sockbuf) are TCP's: a socket pair to the proxy has none, and
+    // the proxy's own sockets to the target take them instead.
+    const int fd = connect_local ? -1 : c.sock.native_handle();
+    if (fd >= 0) sockets_.add(fd);
     c.until_buf.clear();
     co_await request_loop(w, c);
-    sockets_.remove(fd);
+    if (fd >= 0) sockets_.remove(fd);
     c.sock.close(ec);
   }
 }
@@ -219,7 +237,7 @@ awaitable<void> tcp_workload::request_loop(worker& w, conn& c) {
     }
     co_await asio::async_write(c.sock, asio::buffer(c.req), asio::redirect_error(use_awaitable, ec));
     if (ec) {
-      rec.error(classify(ec, c.timed_out, error_kind::write), mono_ns());
+      rec.error(classify(ec, c.timed_out, c.pair, error_kind::write), mono_ns());
       co_return;
     }
     bool rejected = false;
@@ -246,7 +264,7 @@ awaitable<void> tcp_workload::request_loop(worker& w, conn& c) {
     c.deadline_ns = 0;
     const int64_t done = mono_ns();
     if (ec) {
-      rec.error(classify(ec, c.timed_out, error_kind::read), done);
+      rec.error(classify(ec, c.timed_out, c.pair, error_kind::read), done);
       co_return;
     }
     if (rejected) {

@@ -27,7 +27,7 @@ class tcp_workload final : public workload {
  private:
   struct conn;
   struct worker;
-  awaitable<void> run_connection(worker& w, conn& c, asio::ip::tcp::endpoint ep);
+  awaitable<void> run_connection(worker& w, conn& c, asio::ip::tcp::endpoint ep, std::function<int()> connect_local);
   awaitable<void> request_loop(worker& w, conn& c);
   awaitable<void> sweep(worker& w);
 

@@ -13,6 +13,14 @@
 
 namespace rig {
 
+// What a workload's event loop hosts (rig's proxy): the port other loops connect to, and,
+// when set, a connect for the hosting loop itself that returns a connected stream fd (one
+// end of an AF_UNIX socket pair; the proxy holds the other), no TCP stack in between.
+struct hosted {
+  uint16_t port = 0;
+  std::function<int()> connect_local;
+};
+
 struct workload_env {
   std::string name;  // the workload's name in the scenario
   std::string host;
@@ -20,8 +28,8 @@ struct workload_env {
   run_clock* clock = nullptr;
   window_sink* windows = nullptr;
   // Optional: something to run on the workload's first event loop before it connects (rig's
-  // proxy, so forwarding costs no cross-thread wake-up); returns the port to connect to.
-  std::function<uint16_t(asio::io_context&)> host_on_loop;
+  // proxy, so forwarding costs no cross-thread wake-up).
+  std::function<hosted(asio::io_context&)> host_on_loop;
 };
 
 // Runs from start() to stop() across all phases; the run clock says which phase each

@@ -240,6 +240,50 @@ TEST_CASE("proxy-toxics.toml: every toxic in turn on the same connections, expec
     }
   const auto& lat = r["phases"][1]["injections"][0]["measured"];
   CHECK(lat["mean_added_delay_us"].get<double>() == doctest::Approx(10000).epsilon(0.05));
+  CHECK(r["target"]["proxy_hop"] == "loopback TCP (a reset_peer toxic needs TCP)");
+}
+
+TEST_CASE("proxy over socket pairs in rig run: latency added, and nodelay where=workload reaches the proxy's sockets") {
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "pair-hop"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+connections = 4
+threads = 2
+rate = "400/s"
+[injectors.slow]
+kind = "proxy"
+toxic = "latency"
+latency = "5ms"
+[injectors.nagle]
+kind = "nodelay"
+where = "workload"
+[[phases]]
+name = "baseline"
+duration = "1s"
+[[phases]]
+name = "slow"
+duration = "1s"
+inject = ["slow", "nagle"]
+)";
+  const auto f = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO("stdout: " << f.stdout_text() << f.err);
+  REQUIRE(f.code == 0);
+  const auto r = f.report();
+  CHECK(r["target"]["proxy_hop"] == "unix socket pairs from workload rr's first thread, loopback TCP from any other");
+  const auto& p0 = r["phases"][0]["workloads"]["rr"];
+  const auto& p1 = r["phases"][1];
+  for (const auto& [kind, n] : p0["errors"].items()) CHECK_MESSAGE(n == 0, kind);
+  const double added_ms = (p1["workloads"]["rr"]["latency_us"]["p50"].get<double>() -
+                           p0["latency_us"]["p50"].get<double>()) / 1e3;
+  MESSAGE("latency toxic 5 ms through socket pairs: p50 +" << added_ms << " ms");
+  CHECK(added_ms == doctest::Approx(5).epsilon(0.1));
+  const auto& nagle = p1["injections"][1];
+  CHECK(nagle["verified"] == true);
+  CHECK(nagle["measured"]["proxy"]["sockets"] == 4);      // every connection's socket to the target
+  CHECK(nagle["measured"]["workload rr"]["sockets"] == 2);  // the second thread's TCP connections to the proxy
 }
 
 TEST_CASE("rig proxy runs the toxic proxy alone in front of rig target") {
