@@ -48,10 +48,21 @@ child_process child_process::spawn(const spawn_options& opts) {
     err_fd = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     throw_system_error_on(err_fd < 0, "open " + err_path);
   }
+  // The cgroups are joined by the child itself, before its first instruction of the new program.
+  std::vector<unique_fd> cgroup_fds;
+  for (const auto& f : opts.cgroup_procs) {
+    cgroup_fds.emplace_back(::open(f.c_str(), O_WRONLY | O_CLOEXEC));
+    throw_system_error_on(!cgroup_fds.back(), "open " + f);
+  }
+  // Closed by exec (or exit): spawn returns only once the child runs the new program, so it
+  // is in its cgroups and namespace by then.
+  int exec_pipe[2];
+  throw_system_error_on(::pipe2(exec_pipe, O_CLOEXEC) != 0, "pipe");
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw_system_error("fork");
   if (pid == 0) {
+    close(exec_pipe[0]);
     // Only async-signal-safe calls until exec.
     sigset_t none;
     sigemptyset(&none);
@@ -70,9 +81,20 @@ child_process child_process::spawn(const spawn_options& opts) {
       (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
       _exit(126);
     }
+    for (const auto& fd : cgroup_fds)
+      if (write(fd.get(), "0", 1) != 1) {
+        static const char msg[] = "rig: cannot join the target's cgroup (cgroup.procs)\n";
+        (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+        _exit(126);
+      }
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
+  ::close(exec_pipe[1]);
+  char sink;
+  while (::read(exec_pipe[0], &sink, 1) < 0 && errno == EINTR) {
+  }
+  ::close(exec_pipe[0]);
   child_process c;
   c.pid_ = pid;
   if (out_pipe[1] >= 0) {

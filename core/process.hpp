@@ -19,6 +19,7 @@ struct spawn_options {
   bool own_process_group = true; // a terminal's Ctrl-C reaches the rig only; it stops the child
   int parent_death_signal = 15;  // the child dies with the rig (SIGTERM)
   int netns_fd = -1;             // >= 0: the child joins this network namespace before exec
+  std::vector<std::string> cgroup_procs;  // cgroup.procs files the child joins before exec
 };
 
 // A child process the rig started. Destruction stops it (SIGTERM, then SIGKILL).

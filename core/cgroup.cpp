@@ -1,0 +1,546 @@
+#include "core/cgroup.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <linux/magic.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "core/error.hpp"
+
+namespace rig {
+
+namespace {
+
+constexpr int64_t v1_unlimited = int64_t(1) << 62;  // v1 reports "no limit" as ~2^63 rounded to a page
+
+bool is_cgroupfs(const std::string& path) {
+  struct statfs fs {};
+  return ::statfs(path.c_str(), &fs) == 0 && (fs.f_type == CGROUP_SUPER_MAGIC || fs.f_type == CGROUP2_SUPER_MAGIC);
+}
+
+std::string parent_of(const std::string& path) { return path.substr(0, path.rfind('/')); }
+
+// "key value" lines (cpu.stat, memory.events, memory.oom_control) as a map.
+std::map<std::string, int64_t> keyed(const std::string& text) {
+  std::map<std::string, int64_t> out;
+  std::istringstream in(text);
+  std::string k;
+  long long v = 0;
+  while (in >> k >> v) out[k] = v;
+  return out;
+}
+
+int64_t number_or(const std::string& text, int64_t otherwise) {
+  try {
+    return std::stoll(text);
+  } catch (...) {
+    return otherwise;
+  }
+}
+
+int64_t get(const std::map<std::string, int64_t>& m, const std::string& k) {
+  auto it = m.find(k);
+  return it == m.end() ? 0 : it->second;
+}
+
+void make_dir(const std::string& path, std::vector<std::string>& created, bool must_be_new) {
+  if (::mkdir(path.c_str(), 0755) == 0) {
+    created.push_back(path);
+    return;
+  }
+  if (errno == EEXIST && !must_be_new) return;
+  throw_system_error("mkdir " + path, errno,
+                     errno == EEXIST ? "a cgroup of that name exists already" : "rig needs root to make cgroups");
+}
+
+}  // namespace
+
+std::string read_control(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw_system_error("read " + path);
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+void write_control(const std::string& path, const std::string& value) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  // A directory that is not cgroupfs is a fake tree (tests): its control files are plain files.
+  if (fd < 0 && errno == ENOENT && !is_cgroupfs(parent_of(path)))
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw_system_error("open " + path);
+  const ssize_t n = ::write(fd, value.data(), value.size());
+  const int err = errno;
+  ::close(fd);
+  if (n != ssize_t(value.size())) throw_system_error(fmt::format("write '{}' to {}", value, path), err);
+}
+
+// ---------------------------------------------------------------------------------------
+// layout
+
+cgroup_layout cgroup_layout::detect(const std::string& mounts_file) {
+  cgroup_layout l;
+  std::ifstream in(mounts_file);
+  std::string line;
+  std::vector<std::string> v2_mounts;
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string dev, mount, type, opts;
+    if (!(f >> dev >> mount >> type >> opts)) continue;
+    if (type == "cgroup2") {
+      v2_mounts.push_back(mount);
+    } else if (type == "cgroup") {
+      std::istringstream o(opts);
+      for (std::string c; std::getline(o, c, ',');) {
+        const std::string name = c == "blkio" ? "io" : c;
+        if (name == "memory" || name == "cpu" || name == "cpuacct" || name == "cpuset" || name == "io" ||
+            name == "pids")
+          l.by_controller_.try_emplace(name, hierarchy{cg_version::v1, mount});
+      }
+    }
+  }
+  // A controller lives in one hierarchy: a v2 mount lists only the ones no v1 hierarchy holds.
+  for (const auto& m : v2_mounts) {
+    std::ifstream c(m + "/cgroup.controllers");
+    for (std::string name; c >> name;) l.by_controller_.try_emplace(name, hierarchy{cg_version::v2, m});
+  }
+  return l;
+}
+
+cgroup_layout cgroup_layout::v2_at(const std::string& root, const std::vector<std::string>& controllers) {
+  cgroup_layout l;
+  for (const auto& c : controllers) l.by_controller_[c] = {cg_version::v2, root};
+  return l;
+}
+
+cgroup_layout cgroup_layout::v1_at(const std::map<std::string, std::string>& mounts) {
+  cgroup_layout l;
+  for (const auto& [c, m] : mounts) l.by_controller_[c] = {cg_version::v1, m};
+  return l;
+}
+
+const cgroup_layout::hierarchy* cgroup_layout::find(const std::string& controller) const {
+  auto it = by_controller_.find(controller);
+  return it == by_controller_.end() ? nullptr : &it->second;
+}
+
+std::string cgroup_layout::describe() const {
+  std::vector<std::string> v1, v2;
+  for (const auto& [c, h] : by_controller_)
+    if (c != "cpuacct") (h.version == cg_version::v1 ? v1 : v2).push_back(c);
+  std::string s;
+  if (!v1.empty()) s += fmt::format("v1 ({})", fmt::join(v1, ", "));
+  if (!v2.empty()) s += fmt::format("{}v2 ({})", s.empty() ? "" : " + ", fmt::join(v2, ", "));
+  return s.empty() ? "none" : s;
+}
+
+// ---------------------------------------------------------------------------------------
+// cgroup
+
+cgroup::cgroup(cgroup&& o) noexcept { *this = std::move(o); }
+
+cgroup& cgroup::operator=(cgroup&& o) noexcept {
+  if (this != &o) {
+    destroy();
+    dirs_ = std::move(o.dirs_);
+    created_ = std::move(o.created_);
+    enabled_at_top_ = std::move(o.enabled_at_top_);
+    o.dirs_.clear();
+    o.created_.clear();
+    o.enabled_at_top_.clear();
+  }
+  return *this;
+}
+
+cgroup cgroup::create(const cgroup_layout& layout, const std::string& name, const std::vector<std::string>& controllers) {
+  cgroup g;
+  std::vector<std::string> wanted = controllers;
+  if (std::count(wanted.begin(), wanted.end(), "cpu") && layout.find("cpuacct") &&
+      layout.find("cpuacct")->mount != layout.find("cpu")->mount)
+    wanted.push_back("cpuacct");  // v1: CPU usage is counted in a hierarchy of its own
+  try {
+    std::vector<std::string> v2_enable;
+    for (const auto& c : wanted) {
+      const auto* h = layout.find(c);
+      if (!h)
+        throw std::runtime_error(fmt::format("no cgroup '{}' controller on this host (cgroups: {})", c,
+                                             layout.describe()));
+      if (h->version == cg_version::v2) {
+        if (c != "cpuacct") v2_enable.push_back(c);
+        continue;
+      }
+      const std::string parent = h->mount + "/rig", path = parent + "/" + name;
+      if (g.dirs_.count(c)) continue;
+      bool shared = false;  // cpu and cpuacct mounted together, say
+      for (const auto& [other, d] : g.dirs_) shared = shared || d.path == path;
+      if (!shared) {
+        make_dir(parent, g.created_, false);
+        if (c == "cpuset") {
+          // v1 cpuset: a cgroup takes no task until it has CPUs and memory nodes.
+          for (const char* f : {"cpuset.cpus", "cpuset.mems"})
+            if (read_control(parent + "/" + f).empty()) write_control(parent + "/" + f, read_control(h->mount + "/" + f));
+        }
+        make_dir(path, g.created_, true);
+        if (c == "cpuset")
+          for (const char* f : {"cpuset.cpus", "cpuset.mems"}) write_control(path + "/" + f, read_control(parent + "/" + f));
+      }
+      g.dirs_[c] = {cg_version::v1, path, h->mount};
+    }
+    if (!v2_enable.empty()) {
+      const std::string top = layout.find(v2_enable[0])->mount, parent = top + "/rig", path = parent + "/" + name;
+      std::string subtree;
+      for (const auto& c : v2_enable) subtree += (subtree.empty() ? "+" : " +") + c;
+      // Controllers reach a child only when its parent hands them down. Those the top did
+      // not hand down before are taken back when rig/ goes.
+      std::set<std::string> before;
+      {
+        std::ifstream in(top + "/cgroup.subtree_control");
+        for (std::string c; in >> c;) before.insert(c);
+      }
+      for (const auto& c : v2_enable)
+        if (!before.count(c)) {
+          write_control(top + "/cgroup.subtree_control", "+" + c);
+          g.enabled_at_top_.push_back({top, c});
+        }
+      make_dir(parent, g.created_, false);
+      write_control(parent + "/cgroup.subtree_control", subtree);
+      make_dir(path, g.created_, true);
+      for (const auto& c : v2_enable) g.dirs_[c] = {cg_version::v2, path, top};
+    }
+  } catch (...) {
+    g.destroy();
+    throw;
+  }
+  return g;
+}
+
+const cgroup::dir& cgroup::at(const std::string& controller) const {
+  auto it = dirs_.find(controller);
+  if (it == dirs_.end()) throw std::logic_error("cgroup has no '" + controller + "' controller");
+  return it->second;
+}
+
+cg_version cgroup::version(const std::string& controller) const { return at(controller).version; }
+std::string cgroup::path(const std::string& controller) const { return at(controller).path; }
+
+std::vector<std::string> cgroup::procs_files() const {
+  std::set<std::string> out;
+  for (const auto& [c, d] : dirs_) out.insert(d.path + "/cgroup.procs");
+  return {out.begin(), out.end()};
+}
+
+void cgroup::add(pid_t pid) {
+  for (const auto& f : procs_files()) write_control(f, std::to_string(pid));
+}
+
+std::vector<pid_t> cgroup::pids() const {
+  std::set<pid_t> out;
+  for (const auto& f : procs_files()) {
+    std::ifstream in(f);
+    for (long p; in >> p;) out.insert(pid_t(p));
+  }
+  return {out.begin(), out.end()};
+}
+
+void cgroup::set_memory_limit(std::optional<int64_t> bytes, std::optional<int64_t> swap_bytes) {
+  const dir& d = at("memory");
+  if (d.version == cg_version::v2) {
+    write_control(d.path + "/memory.max", bytes ? std::to_string(*bytes) : "max");
+    if (swap_bytes || ::access((d.path + "/memory.swap.max").c_str(), F_OK) == 0)
+      write_control(d.path + "/memory.swap.max", swap_bytes ? std::to_string(*swap_bytes) : "max");
+    return;
+  }
+  // v1: memory+swap may never be below memory: lift it first, set memory, then memsw.
+  const std::string memsw = d.path + "/memory.memsw.limit_in_bytes";
+  const bool has_memsw = ::access(memsw.c_str(), F_OK) == 0;
+  if (swap_bytes && !has_memsw)
+    throw std::runtime_error("this kernel does not account swap in cgroup v1 (no memory.memsw.limit_in_bytes; "
+                             "boot with swapaccount=1), so 'swap' cannot be capped");
+  if (has_memsw) write_control(memsw, "-1");
+  write_control(d.path + "/memory.limit_in_bytes", bytes ? std::to_string(*bytes) : "-1");
+  if (has_memsw && bytes && swap_bytes) write_control(memsw, std::to_string(*bytes + *swap_bytes));
+}
+
+std::optional<int64_t> cgroup::memory_limit() const {
+  const dir& d = at("memory");
+  const std::string v =
+      read_control(d.path + (d.version == cg_version::v2 ? "/memory.max" : "/memory.limit_in_bytes"));
+  const int64_t n = number_or(v, -1);
+  if (n < 0 || n >= v1_unlimited) return std::nullopt;
+  return n;
+}
+
+std::optional<int64_t> cgroup::swap_limit() const {
+  const dir& d = at("memory");
+  if (d.version == cg_version::v2) {
+    if (::access((d.path + "/memory.swap.max").c_str(), F_OK) != 0) return std::nullopt;
+    const int64_t n = number_or(read_control(d.path + "/memory.swap.max"), -1);
+    return n < 0 ? std::nullopt : std::optional<int64_t>(n);
+  }
+  const std::string memsw = d.path + "/memory.memsw.limit_in_bytes";
+  if (::access(memsw.c_str(), F_OK) != 0) return std::nullopt;
+  const int64_t both = number_or(read_control(memsw), -1);
+  const auto mem = memory_limit();
+  if (both < 0 || both >= v1_unlimited || !mem) return std::nullopt;
+  return both - *mem;
+}
+
+memory_figures cgroup::memory() const {
+  const dir& d = at("memory");
+  memory_figures m;
+  if (d.version == cg_version::v2) {
+    m.usage_bytes = number_or(read_control(d.path + "/memory.current"), 0);
+    m.peak_bytes = ::access((d.path + "/memory.peak").c_str(), F_OK) == 0
+                       ? number_or(read_control(d.path + "/memory.peak"), -1)
+                       : -1;
+    const auto ev = keyed(read_control(d.path + "/memory.events"));
+    m.limit_hits = get(ev, "max");
+    m.oom_kills = get(ev, "oom_kill");
+  } else {
+    m.usage_bytes = number_or(read_control(d.path + "/memory.usage_in_bytes"), 0);
+    m.peak_bytes = number_or(read_control(d.path + "/memory.max_usage_in_bytes"), -1);
+    m.limit_hits = number_or(read_control(d.path + "/memory.failcnt"), 0);
+    m.oom_kills = get(keyed(read_control(d.path + "/memory.oom_control")), "oom_kill");
+  }
+  return m;
+}
+
+void cgroup::set_cpu_quota(std::optional<int64_t> quota_us, int64_t period_us) {
+  const dir& d = at("cpu");
+  if (d.version == cg_version::v2) {
+    write_control(d.path + "/cpu.max",
+                  fmt::format("{} {}", quota_us ? std::to_string(*quota_us) : "max", period_us));
+    return;
+  }
+  // v1: lift the quota before the period changes, so no intermediate pair is refused.
+  write_control(d.path + "/cpu.cfs_quota_us", "-1");
+  write_control(d.path + "/cpu.cfs_period_us", std::to_string(period_us));
+  if (quota_us) write_control(d.path + "/cpu.cfs_quota_us", std::to_string(*quota_us));
+}
+
+std::optional<int64_t> cgroup::cpu_quota_us() const {
+  const dir& d = at("cpu");
+  const std::string v = d.version == cg_version::v2 ? read_control(d.path + "/cpu.max")
+                                                    : read_control(d.path + "/cpu.cfs_quota_us");
+  const int64_t n = number_or(v.substr(0, v.find(' ')), -1);  // "max 100000" -> -1
+  return n < 0 ? std::nullopt : std::optional<int64_t>(n);
+}
+
+int64_t cgroup::cpu_period_us() const {
+  const dir& d = at("cpu");
+  if (d.version == cg_version::v2) {
+    const std::string v = read_control(d.path + "/cpu.max");
+    return number_or(v.substr(v.find(' ') + 1), 100'000);
+  }
+  return number_or(read_control(d.path + "/cpu.cfs_period_us"), 100'000);
+}
+
+cpu_figures cgroup::cpu() const {
+  const dir& d = at("cpu");
+  cpu_figures f;
+  const auto st = keyed(read_control(d.path + "/cpu.stat"));
+  f.periods = get(st, "nr_periods");
+  f.throttled_periods = get(st, "nr_throttled");
+  if (d.version == cg_version::v2) {
+    f.usage_ns = get(st, "usage_usec") * 1000;
+    f.throttled_ns = get(st, "throttled_usec") * 1000;
+  } else {
+    f.throttled_ns = get(st, "throttled_time");
+    const auto acct = dirs_.find("cpuacct");
+    const std::string usage = (acct != dirs_.end() ? acct->second.path : d.path) + "/cpuacct.usage";
+    if (::access(usage.c_str(), F_OK) == 0) f.usage_ns = number_or(read_control(usage), 0);
+  }
+  return f;
+}
+
+void cgroup::set_cpus(const std::string& list) { write_control(at("cpuset").path + "/cpuset.cpus", list); }
+std::string cgroup::cpus() const { return read_control(at("cpuset").path + "/cpuset.cpus"); }
+
+void cgroup::set_io_limits(dev_t device, const io_limits& l) {
+  const dir& d = at("io");
+  const std::string dev = device_name(device);
+  if (d.version == cg_version::v2) {
+    auto v = [](int64_t n) { return n ? std::to_string(n) : std::string("max"); };
+    write_control(d.path + "/io.max", fmt::format("{} rbps={} wbps={} riops={} wiops={}", dev, v(l.read_bps),
+                                                  v(l.write_bps), v(l.read_iops), v(l.write_iops)));
+    return;
+  }
+  const std::pair<const char*, int64_t> files[] = {{"read_bps_device", l.read_bps},
+                                                   {"write_bps_device", l.write_bps},
+                                                   {"read_iops_device", l.read_iops},
+                                                   {"write_iops_device", l.write_iops}};
+  for (const auto& [f, n] : files) write_control(d.path + "/blkio.throttle." + f, fmt::format("{} {}", dev, n));
+}
+
+io_limits cgroup::io_limits_of(dev_t device) const {
+  const dir& d = at("io");
+  const std::string dev = device_name(device);
+  io_limits l;
+  if (d.version == cg_version::v2) {
+    std::istringstream in(read_control(d.path + "/io.max"));
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream f(line);
+      std::string who, kv;
+      f >> who;
+      if (who != dev) continue;
+      while (f >> kv) {
+        const auto eq = kv.find('=');
+        const std::string k = kv.substr(0, eq);
+        const int64_t n = number_or(kv.substr(eq + 1), 0);  // "max" -> 0: no cap
+        if (k == "rbps") l.read_bps = n;
+        if (k == "wbps") l.write_bps = n;
+        if (k == "riops") l.read_iops = n;
+        if (k == "wiops") l.write_iops = n;
+      }
+    }
+    return l;
+  }
+  auto one = [&](const char* f) -> int64_t {
+    std::istringstream in(read_control(d.path + "/blkio.throttle." + f));
+    std::string who;
+    long long n;
+    while (in >> who >> n)
+      if (who == dev) return n;
+    return 0;
+  };
+  l.read_bps = one("read_bps_device");
+  l.write_bps = one("write_bps_device");
+  l.read_iops = one("read_iops_device");
+  l.write_iops = one("write_iops_device");
+  return l;
+}
+
+io_figures cgroup::io(dev_t device) const {
+  const dir& d = at("io");
+  const std::string dev = device_name(device);
+  io_figures f;
+  if (d.version == cg_version::v2) {
+    std::istringstream in(read_control(d.path + "/io.stat"));
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream l(line);
+      std::string who, kv;
+      l >> who;
+      if (who != dev) continue;
+      while (l >> kv) {
+        const auto eq = kv.find('=');
+        const std::string k = kv.substr(0, eq);
+        const int64_t n = number_or(kv.substr(eq + 1), 0);
+        if (k == "rbytes") f.read_bytes = n;
+        if (k == "wbytes") f.write_bytes = n;
+        if (k == "rios") f.read_ops = n;
+        if (k == "wios") f.write_ops = n;
+      }
+    }
+    return f;
+  }
+  auto rows = [&](const char* file, int64_t& read, int64_t& write) {
+    std::istringstream in(read_control(d.path + "/" + file));
+    std::string who, op;
+    long long n;
+    while (in >> who) {
+      if (who == "Total") {  // the closing "Total N" line
+        in >> n;
+        continue;
+      }
+      if (!(in >> op >> n)) break;
+      if (who != dev) continue;
+      if (op == "Read") read = n;
+      if (op == "Write") write = n;
+    }
+  };
+  rows("blkio.throttle.io_service_bytes", f.read_bytes, f.write_bytes);
+  rows("blkio.throttle.io_serviced", f.read_ops, f.write_ops);
+  return f;
+}
+
+std::string cgroup::destroy() noexcept {
+  std::string failed;
+  try {
+    // Processes still inside go to the top of their hierarchy; then the directories go,
+    // deepest first. The kernel may need a moment after the last process left.
+    for (const auto& [c, d] : dirs_) {
+      std::vector<long> pids;
+      {
+        std::ifstream in(d.path + "/cgroup.procs");
+        for (long p; in >> p;) pids.push_back(p);
+      }
+      for (long p : pids) {
+        try {
+          write_control(d.top + "/cgroup.procs", std::to_string(p));
+        } catch (...) {
+          // It exited meanwhile.
+        }
+      }
+    }
+    const bool real = !created_.empty() && is_cgroupfs(created_.front());
+    bool rig_dir_gone = true;  // rig/ was there before this cgroup, or went with it
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+      const bool run_dir = it->substr(it->rfind('/') + 1) != "rig";
+      bool gone = false;
+      for (int attempt = 0; attempt < 100 && !gone; ++attempt) {
+        if (!real) {
+          std::error_code ec;
+          // A fake tree (tests): plain files stand for the control files, so a directory goes
+          // with them, rig/ only once no run's directory is left in it.
+          bool has_runs = false;
+          for (const auto& e : std::filesystem::directory_iterator(*it, ec)) has_runs = has_runs || e.is_directory();
+          gone = !has_runs && std::filesystem::remove_all(*it, ec) > 0;
+          if (!gone && !run_dir) break;
+          continue;
+        }
+        gone = ::rmdir(it->c_str()) == 0 || errno == ENOENT;
+        if (!gone && !run_dir) break;  // rig/ still holds another run's cgroup: it stays
+        if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (!gone && run_dir) failed += (failed.empty() ? "" : ", ") + *it + " (" + strerror(errno) + ")";
+      if (!run_dir) rig_dir_gone = gone;
+    }
+    if (rig_dir_gone)
+      for (const auto& [top, c] : enabled_at_top_) {
+        try {
+          write_control(top + "/cgroup.subtree_control", "-" + c);
+        } catch (...) {
+          // Another cgroup of the host has come to use it meanwhile: it stays on.
+        }
+      }
+  } catch (const std::exception& e) {
+    failed += e.what();
+  }
+  dirs_.clear();
+  created_.clear();
+  return failed;
+}
+
+dev_t block_device_of(const std::string& path) {
+  struct stat st {};
+  throw_system_error_on(::stat(path.c_str(), &st) != 0, "stat " + path);
+  const unsigned maj = major(st.st_dev), min = minor(st.st_dev);
+  const std::string sys = fmt::format("/sys/dev/block/{}:{}", maj, min);
+  if (maj == 0 || ::access(sys.c_str(), F_OK) != 0)
+    throw std::runtime_error(fmt::format("{} is on a file system with no block device ({}:{}, e.g. tmpfs or overlay): "
+                                         "disk caps need a path on a real disk",
+                                         path, maj, min));
+  // A partition: caps apply to the whole disk, whose directory holds the partition's.
+  if (::access((sys + "/partition").c_str(), F_OK) == 0) {
+    const std::string disk_dev = read_control(std::filesystem::canonical(sys).parent_path().string() + "/dev");
+    unsigned a = 0, b = 0;
+    if (std::sscanf(disk_dev.c_str(), "%u:%u", &a, &b) == 2) return makedev(a, b);
+  }
+  return st.st_dev;
+}
+
+std::string device_name(dev_t d) { return fmt::format("{}:{}", major(d), minor(d)); }
+
+}  // namespace rig
