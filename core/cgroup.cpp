@@ -55,14 +55,33 @@ int64_t get(const std::map<std::string, int64_t>& m, const std::string& k) {
   return it == m.end() ? 0 : it->second;
 }
 
-void make_dir(const std::string& path, std::vector<std::string>& created, bool must_be_new) {
+// Makes a directory; `created` gets it when it is new. rig/ parents may exist already.
+void make_dir(const std::string& path, std::vector<std::string>* created, bool must_be_new) {
   if (::mkdir(path.c_str(), 0755) == 0) {
-    created.push_back(path);
+    if (created) created->push_back(path);
     return;
   }
   if (errno == EEXIST && !must_be_new) return;
   throw_system_error("mkdir " + path, errno,
                      errno == EEXIST ? "a cgroup of that name exists already" : "rig needs root to make cgroups");
+}
+
+// Removes a cgroup directory: a run's (retried while the kernel lets go of it), or a rig/
+// parent (only when no run's directory is left in it). A fake tree (tests) has plain files
+// for control files, so there a directory goes with them.
+bool remove_dir(const std::string& path, bool real, bool run_dir) {
+  if (!real) {
+    std::error_code ec;
+    bool has_runs = false;
+    for (const auto& e : std::filesystem::directory_iterator(path, ec)) has_runs = has_runs || e.is_directory();
+    return !has_runs && (std::filesystem::remove_all(path, ec) > 0 || !std::filesystem::exists(path));
+  }
+  for (int attempt = 0; attempt < (run_dir ? 100 : 1); ++attempt) {
+    if (::rmdir(path.c_str()) == 0 || errno == ENOENT) return true;
+    if (errno != EBUSY) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 }  // namespace
@@ -157,9 +176,11 @@ cgroup& cgroup::operator=(cgroup&& o) noexcept {
     dirs_ = std::move(o.dirs_);
     created_ = std::move(o.created_);
     enabled_at_top_ = std::move(o.enabled_at_top_);
+    parents_ = std::move(o.parents_);
     o.dirs_.clear();
     o.created_.clear();
     o.enabled_at_top_.clear();
+    o.parents_.clear();
   }
   return *this;
 }
@@ -186,13 +207,14 @@ cgroup cgroup::create(const cgroup_layout& layout, const std::string& name, cons
       bool shared = false;  // cpu and cpuacct mounted together, say
       for (const auto& [other, d] : g.dirs_) shared = shared || d.path == path;
       if (!shared) {
-        make_dir(parent, g.created_, false);
+        make_dir(parent, nullptr, false);
+        if (std::find(g.parents_.begin(), g.parents_.end(), parent) == g.parents_.end()) g.parents_.push_back(parent);
         if (c == "cpuset") {
           // v1 cpuset: a cgroup takes no task until it has CPUs and memory nodes.
           for (const char* f : {"cpuset.cpus", "cpuset.mems"})
             if (read_control(parent + "/" + f).empty()) write_control(parent + "/" + f, read_control(h->mount + "/" + f));
         }
-        make_dir(path, g.created_, true);
+        make_dir(path, &g.created_, true);
         if (c == "cpuset")
           for (const char* f : {"cpuset.cpus", "cpuset.mems"}) write_control(path + "/" + f, read_control(parent + "/" + f));
       }
@@ -214,9 +236,10 @@ cgroup cgroup::create(const cgroup_layout& layout, const std::string& name, cons
           write_control(top + "/cgroup.subtree_control", "+" + c);
           g.enabled_at_top_.push_back({top, c});
         }
-      make_dir(parent, g.created_, false);
+      make_dir(parent, nullptr, false);
+      g.parents_.push_back(parent);
       write_control(parent + "/cgroup.subtree_control", subtree);
-      make_dir(path, g.created_, true);
+      make_dir(path, &g.created_, true);
       for (const auto& c : v2_enable) g.dirs_[c] = {cg_version::v2, path, top};
     }
   } catch (...) {
@@ -312,6 +335,9 @@ memory_figures cgroup::memory() const {
     m.usage_bytes = number_or(read_control(d.path + "/memory.usage_in_bytes"), 0);
     m.peak_bytes = number_or(read_control(d.path + "/memory.max_usage_in_bytes"), -1);
     m.limit_hits = number_or(read_control(d.path + "/memory.failcnt"), 0);
+    // With a swap cap, memory+swap is the limit that is hit first.
+    if (::access((d.path + "/memory.memsw.failcnt").c_str(), F_OK) == 0)
+      m.limit_hits = std::max(m.limit_hits, number_or(read_control(d.path + "/memory.memsw.failcnt"), 0));
     m.oom_kills = get(keyed(read_control(d.path + "/memory.oom_control")), "oom_kill");
   }
   return m;
@@ -484,29 +510,13 @@ std::string cgroup::destroy() noexcept {
         }
       }
     }
+    // The run's directories, then rig/ parents that no other run uses any more (whichever
+    // run ends last removes them).
     const bool real = !created_.empty() && is_cgroupfs(created_.front());
-    bool rig_dir_gone = true;  // rig/ was there before this cgroup, or went with it
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
-      const bool run_dir = it->substr(it->rfind('/') + 1) != "rig";
-      bool gone = false;
-      for (int attempt = 0; attempt < 100 && !gone; ++attempt) {
-        if (!real) {
-          std::error_code ec;
-          // A fake tree (tests): plain files stand for the control files, so a directory goes
-          // with them, rig/ only once no run's directory is left in it.
-          bool has_runs = false;
-          for (const auto& e : std::filesystem::directory_iterator(*it, ec)) has_runs = has_runs || e.is_directory();
-          gone = !has_runs && std::filesystem::remove_all(*it, ec) > 0;
-          if (!gone && !run_dir) break;
-          continue;
-        }
-        gone = ::rmdir(it->c_str()) == 0 || errno == ENOENT;
-        if (!gone && !run_dir) break;  // rig/ still holds another run's cgroup: it stays
-        if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      if (!gone && run_dir) failed += (failed.empty() ? "" : ", ") + *it + " (" + strerror(errno) + ")";
-      if (!run_dir) rig_dir_gone = gone;
-    }
+    bool rig_dir_gone = true;
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it)
+      if (!remove_dir(*it, real, true)) failed += (failed.empty() ? "" : ", ") + *it + " (" + strerror(errno) + ")";
+    for (const auto& p : parents_) rig_dir_gone = remove_dir(p, real, false) && rig_dir_gone;
     if (rig_dir_gone)
       for (const auto& [top, c] : enabled_at_top_) {
         try {
@@ -520,6 +530,8 @@ std::string cgroup::destroy() noexcept {
   }
   dirs_.clear();
   created_.clear();
+  parents_.clear();
+  enabled_at_top_.clear();
   return failed;
 }
 

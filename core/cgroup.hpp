@@ -39,7 +39,7 @@ class cgroup_layout {
 
 struct memory_figures {
   int64_t usage_bytes = 0, peak_bytes = 0;  // peak: -1 where the kernel has no such file
-  int64_t limit_hits = 0;                   // v1 memory.failcnt; v2 memory.events "max"
+  int64_t limit_hits = 0;                   // v1 memory(.memsw).failcnt; v2 memory.events "max"
   int64_t oom_kills = 0;                    // v1 memory.oom_control / v2 memory.events "oom_kill"
 };
 
@@ -113,7 +113,8 @@ class cgroup {
   };
   const dir& at(const std::string& controller) const;
   std::map<std::string, dir> dirs_;  // controller -> directory (v2: all the same)
-  std::vector<std::string> created_;  // every directory made, parents first (rig/ only if made here)
+  std::vector<std::string> created_;  // the run's directories
+  std::vector<std::string> parents_;  // rig/ in each hierarchy: removed by whichever run ends last
   std::vector<std::pair<std::string, std::string>> enabled_at_top_;  // v2: {top, controller} rig turned on
 };
 

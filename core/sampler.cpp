@@ -6,8 +6,8 @@
 
 namespace rig {
 
-sampler::sampler(std::optional<pid_t> target, counter_source counters, int64_t interval_ns)
-    : target_(target), counters_(std::move(counters)), interval_ns_(interval_ns) {}
+sampler::sampler(std::optional<pid_t> target, counter_source counters, int64_t interval_ns, const cgroup* cg)
+    : target_(target), counters_(std::move(counters)), interval_ns_(interval_ns), cg_(cg) {}
 
 sampler::~sampler() { stop(); }
 
@@ -42,6 +42,23 @@ resource_sample sampler::sample_now() {
       s.counters = counters_();
     } catch (...) {
       // The target stopped answering; its absence shows as missing counters.
+    }
+  }
+  if (cg_ && cg_->exists()) {
+    cgroup_sample c;
+    try {
+      if (cg_->has("memory")) {
+        c.memory = cg_->memory();
+        c.memory_limit = cg_->memory_limit();
+      }
+      if (cg_->has("cpu")) {
+        c.cpu = cg_->cpu();
+        c.cpu_quota_us = cg_->cpu_quota_us();
+        c.cpu_period_us = cg_->cpu_period_us();
+      }
+      s.cgroup = c;
+    } catch (...) {
+      // Removed meanwhile (end of run): nothing to read.
     }
   }
   std::lock_guard lk(mu_);

@@ -10,15 +10,26 @@
 #include <thread>
 #include <vector>
 
+#include "core/cgroup.hpp"
 #include "core/proc.hpp"
 
 namespace rig {
+
+// The target's cgroup: usage beside the caps in force when sampled.
+struct cgroup_sample {
+  std::optional<memory_figures> memory;
+  std::optional<int64_t> memory_limit;  // bytes; nullopt: none
+  std::optional<cpu_figures> cpu;
+  std::optional<int64_t> cpu_quota_us;  // nullopt: none
+  int64_t cpu_period_us = 0;
+};
 
 struct resource_sample {
   int64_t t_ns = 0;
   std::optional<proc_sample> target;  // nullopt: no target process, or it is gone
   std::optional<proc_sample> self;    // the rig itself, so its overhead is visible
   std::map<std::string, int64_t> counters;  // the target's own (live workers, queue depth, ...)
+  std::optional<cgroup_sample> cgroup;       // when the target runs in a cgroup of the run's
 };
 
 // Reads the target process and the rig from /proc at an interval, plus on demand at
@@ -26,7 +37,7 @@ struct resource_sample {
 class sampler {
  public:
   using counter_source = std::function<std::map<std::string, int64_t>()>;
-  sampler(std::optional<pid_t> target, counter_source counters, int64_t interval_ns);
+  sampler(std::optional<pid_t> target, counter_source counters, int64_t interval_ns, const cgroup* cg = nullptr);
   ~sampler();
   void start();
   void stop();
@@ -37,6 +48,7 @@ class sampler {
   std::optional<pid_t> target_;
   counter_source counters_;
   int64_t interval_ns_;
+  const cgroup* cg_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;

@@ -13,6 +13,8 @@
 
 namespace rig {
 
+class cgroup;
+class cgroup_layout;
 class toxic_proxy;
 class veth_network;
 
@@ -32,6 +34,8 @@ struct run_context {
   std::vector<site> workloads;
   toxic_proxy* proxy = nullptr;  // between the workloads and the target, when a proxy injector exists
   veth_network* net = nullptr;   // the run's namespaces and veth, when an injector needs them
+  const cgroup_layout* cgroups = nullptr;  // the host's hierarchies
+  cgroup* target_cgroup = nullptr;         // the target's own cgroup, when an injector needs one
 };
 
 struct probe_result {
@@ -63,6 +67,8 @@ class injector {
   // True when the injector acts on the veth between the rig's network namespace and the
   // target's, so the run must put the target and the workloads there.
   virtual bool needs_namespaces() const { return false; }
+  // The cgroup controllers the target must start under (its own cgroup, made for the run).
+  virtual std::vector<std::string> cgroup_controllers(const cgroup_layout&) const { return {}; }
   // What the injection did during the phase, read at its end (before revert).
   virtual nlohmann::json measure(run_context&) { return nlohmann::json::object(); }
 };

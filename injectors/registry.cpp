@@ -2,6 +2,7 @@
 #include "injectors/proxy.hpp"
 #include "injectors/proxy_injector.hpp"
 #include "injectors/qdisc_injectors.hpp"
+#include "injectors/resource_injectors.hpp"
 #include "injectors/socket_injectors.hpp"
 
 namespace rig {
@@ -23,6 +24,12 @@ const std::vector<injector_kind>& injector_kinds() {
       {"rate", "a bandwidth cap (tbf) on the veth between the rig and a target in its own network namespace",
        &rate_options, [](const std::string&, const option_values& v) { return make_rate(v); }, &check_rate,
        &probe_rate_host},
+      {"memory", "a memory cap on the target alone (its own cgroup; RLIMIT_AS where there is no memory controller)",
+       &memory_options, [](const std::string&, const option_values& v) { return make_memory(v); }, &check_memory,
+       &probe_memory_host},
+      {"cpu", "a slower CPU for the target alone: a CFS quota of scale x its CPUs, pinned with cpuset",
+       &cpu_options, [](const std::string&, const option_values& v) { return make_cpu(v); }, &check_cpu,
+       &probe_cpu_host},
   };
   return kinds;
 }

@@ -149,6 +149,33 @@ std::string terminal_summary(const run_report& r, bool color) {
                        p.completed ? "" : "  (cut short)");
     }
   }
+  // Usage against caps, for phases whose target ran in a cgroup of the run's.
+  bool any_cgroup = false;
+  for (const auto& p : r.phases) any_cgroup = any_cgroup || p.resources.contains("cgroup");
+  if (any_cgroup) {
+    s += fmt::format("\n{}{:<{}}  {:>22}  {:>6}  {:>16}  {:>11}  {:>10}  {:>14}{}\n", bold, "target", pw,
+                     "memory used / cap", "OOM", "CPUs used / cap", "throttled", "ops/CPU-s", "RSS growth/op", reset);
+    for (const auto& p : r.phases) {
+      if (!p.resources.contains("cgroup")) continue;
+      const auto& c = p.resources["cgroup"];
+      auto cap = [](const nlohmann::json& v, auto fmt_one) { return v.is_null() ? std::string("none") : fmt_one(v); };
+      std::string mem = "-", oom = "-", cpu = "-", thr = "-";
+      if (c.contains("memory_used_max_bytes"))
+        mem = format_bytes(c["memory_used_max_bytes"].get<double>()) + " / " +
+              cap(c["memory_cap_bytes"], [](const auto& v) { return format_bytes(v.template get<double>()); });
+      if (c.contains("oom_kills")) oom = std::to_string(c["oom_kills"].get<int64_t>());
+      if (c.contains("cpu_used_cpus"))
+        cpu = fmt::format("{:.2f} / {}", c["cpu_used_cpus"].get<double>(),
+                          cap(c["cpu_cap_cpus"], [](const auto& v) { return fmt::format("{:.2f}", v.template get<double>()); }));
+      if (c.contains("cpu_throttled_s")) thr = fmt::format("{:.2f}s", c["cpu_throttled_s"].get<double>());
+      const auto& t = p.resources.value("target", nlohmann::json::object());
+      const std::string growth =
+          t.contains("rss_growth_per_op_bytes") ? format_bytes(t["rss_growth_per_op_bytes"].get<double>()) : "-";
+      const std::string per_cpu_s = t.contains("ops_per_cpu_s") ? format_count(t["ops_per_cpu_s"].get<double>()) : "-";
+      s += fmt::format("{:<{}}  {:>22}  {:>6}  {:>16}  {:>11}  {:>10}  {:>14}\n", p.name, pw, mem, oom, cpu, thr,
+                       per_cpu_s, growth);
+    }
+  }
   bool any_injection = false;
   for (const auto& p : r.phases) any_injection = any_injection || !p.injections.empty();
   if (any_injection) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "core/cgroup.hpp"
 #include "core/clock.hpp"
 #include "core/host.hpp"
 #include "core/netns.hpp"
@@ -93,6 +94,7 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
     j["cpu_user_s"] = last->cpu_user_s - first->cpu_user_s;
     j["cpu_sys_s"] = last->cpu_sys_s - first->cpu_sys_s;
     j["rss_max_bytes"] = rss_max;
+    j["rss_start_bytes"] = first->rss_bytes;
     j["rss_end_bytes"] = last->rss_bytes;
     j["threads_min"] = th_min;
     j["threads_max"] = th_max;
@@ -128,6 +130,44 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
     for (const auto& [k, fl] : total) target[k] = fl.second - fl.first;
   }
   if (!target.is_null()) res["target"] = target;
+  // The target's cgroup: usage against the caps in force (the zonestat view).
+  const cgroup_sample *cfirst = nullptr, *clast = nullptr;
+  int64_t t_first = 0, t_last = 0, mem_max = 0;
+  std::optional<int64_t> mem_cap, cpu_quota;
+  int64_t cpu_period = 0;
+  for (const auto* s : in) {
+    if (!s->cgroup) continue;
+    if (!cfirst) {
+      cfirst = &*s->cgroup;
+      t_first = s->t_ns;
+    }
+    clast = &*s->cgroup;
+    t_last = s->t_ns;
+    if (clast->memory) mem_max = std::max(mem_max, clast->memory->usage_bytes);
+    if (clast->memory_limit) mem_cap = std::max(mem_cap.value_or(0), *clast->memory_limit);
+    if (clast->cpu_quota_us) {
+      cpu_quota = clast->cpu_quota_us;
+      cpu_period = clast->cpu_period_us;
+    }
+  }
+  if (cfirst) {
+    json cg = json::object();
+    if (clast->memory && cfirst->memory) {
+      cg["memory_used_max_bytes"] = mem_max;
+      cg["memory_used_end_bytes"] = clast->memory->usage_bytes;
+      cg["memory_cap_bytes"] = mem_cap ? json(*mem_cap) : json();
+      cg["memory_limit_hits"] = clast->memory->limit_hits - cfirst->memory->limit_hits;
+      cg["oom_kills"] = clast->memory->oom_kills - cfirst->memory->oom_kills;
+    }
+    if (clast->cpu && cfirst->cpu) {
+      const double wall_s = double(t_last - t_first) / 1e9;
+      cg["cpu_used_cpus"] = wall_s > 0 ? double(clast->cpu->usage_ns - cfirst->cpu->usage_ns) / 1e9 / wall_s : 0.0;
+      cg["cpu_cap_cpus"] = cpu_quota ? json(double(*cpu_quota) / double(cpu_period)) : json();
+      cg["cpu_throttled_periods"] = clast->cpu->throttled_periods - cfirst->cpu->throttled_periods;
+      cg["cpu_throttled_s"] = double(clast->cpu->throttled_ns - cfirst->cpu->throttled_ns) / 1e9;
+    }
+    res["cgroup"] = cg;
+  }
   json self = proc_summary([](const resource_sample& s) -> const std::optional<proc_sample>& { return s.self; });
   if (!self.is_null()) res["rig"] = self;
   return res;
@@ -217,6 +257,11 @@ int run_scenario(const scenario& sc, const run_options& opts) {
 
   run_context ctx;
   ctx.target_kind = sc.target.kind;
+  const cgroup_layout cgroups = cgroup_layout::detect();
+  ctx.cgroups = &cgroups;
+  std::set<std::string> controllers;  // the target starts in a cgroup of its own with these
+  for (const auto& [name, inj] : injectors)
+    for (const auto& c : inj->cgroup_controllers(cgroups)) controllers.insert(c);
   for (size_t i = 0; i < workloads.size(); ++i)
     ctx.workloads.push_back({"workload " + sc.workloads[i].name, workloads[i]->sockets(), "the rig's own sockets (workload " + sc.workloads[i].name + ")"});
   // The way into the target's sockets: its control channel, or the preload shim for a
@@ -303,8 +348,8 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   auto close_phase = [&](bool completed) {
     if (!open_phase) return;
     clock.phase.store(-1);
-    const int64_t p1 = mono_ns();
-    if (smp) smp->sample_now();
+    int64_t p1 = mono_ns();
+    if (smp) p1 = smp->sample_now().t_ns;  // the closing sample belongs to the phase
     auto& pr = rep.phases[*open_phase];
     pr.end_s = t_s(p1);
     pr.end_wall = wall_s();
@@ -321,7 +366,17 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   // this thread (so every thread it starts from here on: workloads, proxy, sampler) in the other.
   std::optional<veth_network> net;
   std::optional<netns_scope> on_rig_side;  // declared after net: leaves the namespace before it goes
+  cgroup target_cgroup;
+  int64_t oom_kills_seen = 0;
+  std::string target_death;  // how the target died mid-run, if it did
   try {
+    if (!controllers.empty()) {
+      static int runs = 0;
+      target_cgroup = cgroup::create(cgroups, fmt::format("run-{}-{}", ::getpid(), ++runs),
+                                     {controllers.begin(), controllers.end()});
+      ctx.target_cgroup = &target_cgroup;
+      tenv.cgroup_procs = target_cgroup.procs_files();
+    }
     if (want_namespaces) {
       net.emplace(veth_network::create());
       ctx.net = &*net;
@@ -338,8 +393,16 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       rep.target["network"] = {{"description", net->describe()},
                                {"namespaces", {net->ns(veth_network::side::client).inode(),
                                                net->ns(veth_network::side::target).inode()}}};
+    if (target_cgroup.exists()) {
+      nlohmann::json cg = nlohmann::json::object();
+      for (const auto& c : controllers)
+        cg[c] = {{"path", target_cgroup.path(c)},
+                 {"version", target_cgroup.version(c) == cg_version::v2 ? "v2" : "v1"}};
+      rep.target["cgroup"] = cg;
+    }
     smp = std::make_unique<sampler>(
-        tgt->pid(), [&] { return tgt->counters(); }, 200 * ns_per_ms);
+        tgt->pid(), [&] { return tgt->counters(); }, 200 * ns_per_ms,
+        target_cgroup.exists() ? &target_cgroup : nullptr);
     smp->start();
     // With a proxy injector in the scenario, every workload goes through rig's proxy for the
     // whole run, so toxics come and go between phases on the same connections. The proxy
@@ -409,9 +472,29 @@ int run_scenario(const scenario& sc, const run_options& opts) {
         const int64_t now = mono_ns();
         if (now >= p_end) break;
         if ((interrupted_by = wait_stop_signal(std::min<int64_t>(p_end - now, 200 * ns_per_ms)))) break;
+        if (target_cgroup.exists() && target_cgroup.has("memory")) {
+          const auto m = target_cgroup.memory();
+          if (m.oom_kills > oom_kills_seen) {
+            const auto cap = target_cgroup.memory_limit();
+            rep.events.push_back(
+                {t_s(mono_ns()), "oom_kill",
+                 fmt::format("the kernel's OOM killer killed {} process{} in the target's cgroup during phase {} "
+                             "(memory cap {}, {} limit hits so far)",
+                             m.oom_kills - oom_kills_seen, m.oom_kills - oom_kills_seen == 1 ? "" : "es", ph.name,
+                             cap ? format_bytes(double(*cap)) : "none", m.limit_hits)});
+            out << fmt::format("    ! OOM kill in the target's cgroup (cap {})\n",
+                               cap ? format_bytes(double(*cap)) : "none");
+            oom_kills_seen = m.oom_kills;
+          }
+        }
         if (auto how = tgt->died()) {
-          rep.events.push_back({t_s(mono_ns()), "target_exit", "the target " + *how + " during phase " + ph.name});
-          throw std::runtime_error("the target " + *how);
+          const bool oom = target_cgroup.exists() && target_cgroup.has("memory") &&
+                           target_cgroup.memory().oom_kills > 0;
+          target_death = "the target " + *how + (oom ? " (the OOM killer, under the memory cap)" : "") +
+                         " during phase " + ph.name;
+          rep.events.push_back({t_s(mono_ns()), "target_exit", target_death});
+          out << "    ! " << target_death << "\n";
+          break;
         }
         windows.finalize((mono_ns() - run_start) / ns_per_s - 1);  // a second of grace for late threads
         if (tty && mono_ns() >= next_progress) {
@@ -426,8 +509,17 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       if (tty) out << "\r\033[K";
       for (size_t k = 0; k < ph.inject.size(); ++k)
         rep.phases[*open_phase].injections[k].measured.update(injectors.at(ph.inject[k])->measure(ctx));
-      close_phase(!interrupted_by);
+      close_phase(!interrupted_by && target_death.empty());
       revert_applied();
+      if (!target_death.empty()) {
+        // Nothing left to measure: the phases after this one do not run.
+        std::string skipped;
+        for (size_t k = pi + 1; k < sc.phases.size(); ++k) skipped += (skipped.empty() ? "" : ", ") + sc.phases[k].name;
+        if (!skipped.empty()) rep.events.push_back({t_s(mono_ns()), "phases_skipped", "not run: " + skipped});
+        rep.status = "failed";
+        rep.failure = target_death;
+        break;
+      }
     }
     if (interrupted_by) {
       rep.status = "interrupted";
@@ -447,6 +539,13 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   for (auto& w : workloads) w->stop();
   if (smp) smp->stop();
   tgt->stop();
+  if (target_cgroup.exists()) {
+    const std::string left = target_cgroup.destroy();
+    if (!left.empty()) {
+      rep.events.push_back({t_s(mono_ns()), "cleanup_failed", "cgroup not removed: " + left});
+      std::cerr << "rig: could not remove the target's cgroup: " << left << "\n";
+    }
+  }
   on_rig_side.reset();
   net.reset();  // frees both namespaces and the veth
   const int64_t run_end = mono_ns();
@@ -465,16 +564,40 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   const auto samples = smp ? smp->samples() : std::vector<resource_sample>{};
   for (size_t pi = 0; pi < rep.phases.size(); ++pi)
     rep.phases[pi].resources = phase_resources(samples, phase_windows[pi].start_ns, phase_windows[pi].end_ns);
+  // Growth per operation (accumulation): RSS, and the built-in target's own retained bytes.
+  for (auto& ph : rep.phases) {
+    auto& t = ph.resources["target"];
+    uint64_t ops = 0;
+    for (const auto& w : ph.workloads) ops += w.ops;
+    if (!t.is_object() || !t.contains("rss_end_bytes") || ops == 0) continue;
+    const double growth = t["rss_end_bytes"].get<double>() - t["rss_start_bytes"].get<double>();
+    // Work done per CPU-second: a slower CPU shows here even while CPU use looks low.
+    const double cpu_s = t.value("cpu_user_s", 0.0) + t.value("cpu_sys_s", 0.0);
+    if (cpu_s > 0) t["ops_per_cpu_s"] = double(ops) / cpu_s;
+    t["rss_growth_bytes"] = growth;
+    t["rss_growth_per_op_bytes"] = growth / double(ops);
+    if (t.contains("retained_bytes_max") && t.value("requests", 0) > 0)
+      t["retained_per_request_bytes"] =
+          (t["retained_bytes_max"].get<double>() - t["retained_bytes_min"].get<double>()) / t["requests"].get<double>();
+  }
   rep.magnification = compute_magnification(rep.phases);
   rep.timeseries = build_timeseries(sc, windows.rows(), samples, phase_windows, run_start, run_end);
 
+  // A target that died mid-run fails the run (exit 4), unless the scenario's checks expect
+  // its death (events.target_exit, events.oom_kill): then the checks decide (exit 0 or 1).
+  bool death_expected = false;
+  for (const auto& c : sc.checks) death_expected = death_expected || expects_target_death(c);
   bool expectations_ok = true;
-  if (rep.status == "ok") {
+  if (rep.status == "ok" || !target_death.empty()) {
     const auto j = to_json(rep);
     for (const auto& c : sc.checks) {
       const auto o = evaluate_check(c, j);
       rep.expectations.push_back({c.text, o.ok, o.actual});
       expectations_ok = expectations_ok && o.ok;
+    }
+    if (!target_death.empty() && death_expected) {  // the run did what it was asked: checks decide
+      rep.status = "ok";
+      rep.failure.clear();
     }
   }
 

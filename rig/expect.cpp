@@ -18,6 +18,14 @@ const std::vector<std::string> error_kinds = {"connect", "timeout", "read",     
 const std::vector<std::string> workload_metrics = {"latency", "service", "send_lag", "ops", "throughput", "errors"};
 const std::vector<std::string> ratio_metrics = {"p50_x", "p99_x", "throughput_x"};
 const std::vector<std::string> ops = {"<=", ">=", "==", "!=", "<", ">"};
+// What report.json's events can be; "events.<kind>" counts them.
+const std::vector<std::string> event_kinds = {"target_exit", "oom_kill", "interrupted", "cleanup_failed"};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -35,7 +43,8 @@ enum class unit_kind { duration_us, count, rate, ratio, bytes, plain };
 
 unit_kind kind_of(const std::vector<std::string>& path) {
   if (path[0] == "magnification") return unit_kind::ratio;
-  if (path.size() >= 3 && path[1] == "target") {
+  if (path[0] == "events") return unit_kind::count;
+  if (path.size() >= 3 && (path[1] == "target" || path[1] == "cgroup")) {
     const auto& k = path[2];
     if (k.ends_with("_bytes")) return unit_kind::bytes;
     return unit_kind::plain;
@@ -107,9 +116,17 @@ std::optional<check_expr> parse_check(const std::string& text, const source_pos&
   const std::string lhs = trim(text.substr(0, op_at));
   c.rhs_text = trim(text.substr(op_at + c.op.size()));
   c.path = split(lhs, '.');
-  if (c.path.size() < 3) return fail("path '" + lhs + "' is too short, e.g. \"nagle.rr.latency.p50\"");
+  if (!c.path.empty() && c.path[0] == "events") {
+    if (c.path.size() != 2 || !contains(event_kinds, c.path[1]))
+      return fail("expected events.<kind>, a count, with kind one of: " + join(event_kinds) +
+                  (c.path.size() == 2 ? did_you_mean(c.path[1], event_kinds) : ""));
+  } else if (c.path.size() < 3) {
+    return fail("path '" + lhs + "' is too short, e.g. \"nagle.rr.latency.p50\"");
+  }
 
-  if (c.path[0] == "magnification") {
+  if (c.path[0] == "events") {
+    // checked above
+  } else if (c.path[0] == "magnification") {
     if (c.path.size() != 4) return fail("expected magnification.<phase>.<workload>.<p50_x|p99_x|throughput_x>");
     if (!contains(phases, c.path[1]))
       return fail("no phase '" + c.path[1] + "'" + did_you_mean(c.path[1], phases));
@@ -121,11 +138,15 @@ std::optional<check_expr> parse_check(const std::string& text, const source_pos&
     std::vector<std::string> first = phases;
     first.push_back("magnification");
     if (!contains(phases, c.path[0])) return fail("no phase '" + c.path[0] + "'" + did_you_mean(c.path[0], first));
-    if (c.path[1] == "target") {
-      if (c.path.size() != 3) return fail("expected <phase>.target.<resource>, e.g. \"overflow.target.rejected\"");
+    if (c.path[1] == "target" || c.path[1] == "cgroup") {
+      if (c.path.size() != 3)
+        return fail("expected <phase>." + c.path[1] + ".<resource>, e.g. \"" +
+                    (c.path[1] == "target" ? "overflow.target.rejected" : "capped.cgroup.memory_used_max_bytes") +
+                    "\"");
     } else {
       std::vector<std::string> second = workloads;
       second.push_back("target");
+      second.push_back("cgroup");
       if (!contains(workloads, c.path[1]))
         return fail("no workload '" + c.path[1] + "'" + did_you_mean(c.path[1], second));
       const auto& m = c.path[2];
@@ -160,12 +181,17 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
       if (ph.at("name") == name) return &ph;
     return nullptr;
   };
-  if (p[0] == "magnification") {
+  if (p[0] == "events") {
+    double n = 0;
+    for (const auto& e : report.at("events"))
+      if (e.at("kind") == p[1]) ++n;
+    actual = n;
+  } else if (p[0] == "magnification") {
     for (const auto& m : report.at("magnification"))
       if (m.at("phase") == p[1] && m.at("workload") == p[2]) actual = m.at(p[3]).get<double>();
   } else if (const json* ph = find_phase(p[0])) {
-    if (p[1] == "target") {
-      const auto& t = (*ph)["resources"]["target"];
+    if (p[1] == "target" || p[1] == "cgroup") {
+      const auto& t = (*ph)["resources"][p[1]];
       if (t.is_object() && t.contains(p[2]) && t[p[2]].is_number()) actual = t[p[2]].get<double>();
     } else if (ph->at("workloads").contains(p[1])) {
       const auto& w = ph->at("workloads").at(p[1]);

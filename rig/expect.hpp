@@ -10,7 +10,8 @@ namespace rig {
 
 // One check of [expect]: "<phase>.<workload>.latency.p99 < 100ms",
 // "<phase>.<workload>.errors.timeout > 0", "magnification.<phase>.<workload>.p50_x >= 10",
-// "<phase>.target.live_workers_min == 4". Durations compare in microseconds.
+// "<phase>.target.live_workers_min == 4", "<phase>.cgroup.oom_kills >= 1", "events.oom_kill >= 1".
+// Durations compare in microseconds.
 struct check_expr {
   std::string text;
   source_pos where;
@@ -31,5 +32,11 @@ struct check_outcome {
 };
 
 check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report);
+
+// True when the check is about the target dying (events.target_exit, events.oom_kill): a
+// scenario with such a check expects the death, and the run is not a failure for it.
+inline bool expects_target_death(const check_expr& c) {
+  return c.path.size() == 2 && c.path[0] == "events" && (c.path[1] == "target_exit" || c.path[1] == "oom_kill");
+}
 
 }  // namespace rig

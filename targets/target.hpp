@@ -24,6 +24,8 @@ struct target_env {
   // target's side of the run's veth, in a network namespace of its own.
   std::string host = "127.0.0.1";
   int netns_fd = -1;
+  // cgroup.procs files the target's process joins before its first instruction.
+  std::vector<std::string> cgroup_procs;
 };
 
 // What workloads talk to, what the sampler watches, and what injectors reach into.

@@ -1,0 +1,349 @@
+#include "injectors/resource_injectors.hpp"
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fmt/format.h>
+#include <sstream>
+
+#include "core/cgroup.hpp"
+#include "core/clock.hpp"
+#include "core/units.hpp"
+
+namespace rig {
+
+namespace {
+
+std::string version_name(cg_version v) { return v == cg_version::v2 ? "cgroup v2" : "cgroup v1"; }
+
+// Injectors that cap the target need a target rig starts, so it can start inside a cgroup.
+std::optional<probe_result> needs_started_target(const run_context& ctx) {
+  if (ctx.target_kind == "endpoint")
+    return probe_result{false, "an endpoint target is a process rig did not start, so rig cannot put it in a "
+                               "cgroup; use a builtin or command target"};
+  return std::nullopt;
+}
+
+std::optional<probe_result> needs_controllers(const run_context& ctx, const std::vector<std::string>& controllers) {
+  if (::geteuid() != 0) return probe_result{false, "making cgroups needs root"};
+  for (const auto& c : controllers)
+    if (!ctx.cgroups || !ctx.cgroups->find(c))
+      return probe_result{false, fmt::format("no cgroup '{}' controller on this host (cgroups: {})", c,
+                                             ctx.cgroups ? ctx.cgroups->describe() : "not detected")};
+  return std::nullopt;
+}
+
+}  // namespace
+
+int count_cpus(const std::string& list) {
+  int n = 0;
+  std::istringstream in(list);
+  for (std::string part; std::getline(in, part, ',');) {
+    unsigned a = 0, b = 0;
+    char dash = 0;
+    std::istringstream p(part);
+    if (!(p >> a)) return 0;
+    if (p >> dash) {
+      if (dash != '-' || !(p >> b) || b < a) return 0;
+      n += int(b - a + 1);
+    } else {
+      ++n;
+    }
+  }
+  return n;
+}
+
+// ---------------------------------------------------------------------------------------
+// memory
+
+const option_table& memory_options() {
+  static const option_table t = {
+      {.name = "limit", .type = opt_type::size, .default_text = "",
+       .help = "cap on the target's memory (what the kernel charges it: anonymous memory, page cache, kernel "
+               "memory); at the cap it reclaims, then the OOM killer acts",
+       .min = 1 << 20, .max = 1e15, .required = true},
+      {.name = "swap", .type = opt_type::size, .default_text = "",
+       .help = "swap the target may use beyond 'limit' (absent: as the host allows); \"0B\" forbids swapping",
+       .min = 0, .max = 1e15},
+      {.name = "via", .type = opt_type::string, .default_text = "\"auto\"",
+       .help = "cgroup: the memory controller's limit; rlimit: RLIMIT_AS on the target process (allocations fail "
+               "instead of an OOM kill); auto: cgroup where the host has a memory controller, else rlimit",
+       .allowed = {"auto", "cgroup", "rlimit"}},
+  };
+  return t;
+}
+
+void check_memory(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  if (v.is_set("swap") && v.str("via") == "rlimit")
+    diags.add(v.where("swap"), "'swap' in " + ctx.section + " needs via = \"cgroup\": RLIMIT_AS has no swap cap");
+}
+
+probe_result probe_memory_host(const host_context&) {
+  const auto l = cgroup_layout::detect();
+  if (!l.find("memory")) return {true, "no memory controller (cgroups: " + l.describe() + "): RLIMIT_AS only"};
+  if (::geteuid() != 0) return {false, "making cgroups needs root"};
+  return {true, fmt::format("memory controller ({})", version_name(l.find("memory")->version))};
+}
+
+namespace {
+
+class memory_injector final : public injector {
+ public:
+  explicit memory_injector(const option_values& v)
+      : opts_(v), limit_(int64_t(v.bytes("limit"))), via_(v.str("via")) {
+    if (v.has("swap")) swap_ = int64_t(v.bytes("swap"));
+  }
+
+  std::vector<std::string> cgroup_controllers(const cgroup_layout& l) const override {
+    return use_cgroup(l) ? std::vector<std::string>{"memory"} : std::vector<std::string>{};
+  }
+
+  probe_result probe(const run_context& ctx) override {
+    if (auto p = needs_started_target(ctx)) return *p;
+    if (ctx.cgroups && use_cgroup(*ctx.cgroups))
+      if (auto p = needs_controllers(ctx, {"memory"})) return *p;
+    return {};
+  }
+
+  void apply(run_context& ctx) override {
+    cg_ = ctx.target_cgroup && ctx.target_cgroup->has("memory") ? ctx.target_cgroup : nullptr;
+    applied_ = true;
+    if (cg_) {
+      prior_ = cg_->memory_limit();
+      prior_swap_ = cg_->swap_limit();
+      at_apply_ = cg_->memory();
+      cg_->set_memory_limit(limit_, swap_);
+      return;
+    }
+    if (!ctx.target_pid) throw std::runtime_error("memory via rlimit: the target has no process");
+    pid_ = *ctx.target_pid;
+    // The soft limit only: raising a hard limit back needs CAP_SYS_RESOURCE, which root in a
+    // container may lack, and then the revert could not undo it.
+    if (::prlimit(pid_, RLIMIT_AS, nullptr, &prior_rlimit_) != 0)
+      throw std::runtime_error(fmt::format("prlimit(RLIMIT_AS) on pid {}: {}", pid_, strerror(errno)));
+    if (rlim_t(limit_) > prior_rlimit_.rlim_max)
+      throw std::runtime_error(fmt::format("the target's hard RLIMIT_AS is {}, below the asked limit {}",
+                                           format_bytes(double(prior_rlimit_.rlim_max)), format_bytes(double(limit_))));
+    const rlimit want{rlim_t(limit_), prior_rlimit_.rlim_max};
+    if (::prlimit(pid_, RLIMIT_AS, &want, nullptr) != 0)
+      throw std::runtime_error(fmt::format("prlimit(RLIMIT_AS) on pid {}: {}", pid_, strerror(errno)));
+  }
+
+  verification verify(run_context&) override {
+    verification v;
+    const int64_t page = ::sysconf(_SC_PAGESIZE);
+    const int64_t expect = limit_ / page * page;  // the kernel keeps whole pages
+    if (cg_) {
+      const auto got = cg_->memory_limit();
+      const auto now = cg_->memory();
+      v.ok = got == expect && (!swap_ || cg_->swap_limit() == *swap_);
+      const bool v2 = cg_->version("memory") == cg_version::v2;
+      v.text = fmt::format("{} = {} read back{} ({} {}); the target uses {} now", v2 ? "memory.max" : "memory.limit_in_bytes",
+                           got ? format_bytes(double(*got)) : "no limit",
+                           swap_ ? fmt::format(", swap {}", format_bytes(double(cg_->swap_limit().value_or(-1)))) : "",
+                           version_name(cg_->version("memory")), cg_->path("memory"), format_bytes(double(now.usage_bytes)));
+      v.measured = {{"limit_bytes", got.value_or(-1)}, {"usage_bytes", now.usage_bytes}};
+      return v;
+    }
+    rlimit cur{};
+    v.ok = ::prlimit(pid_, RLIMIT_AS, nullptr, &cur) == 0 && cur.rlim_cur == rlim_t(limit_);
+    v.text = fmt::format("RLIMIT_AS (soft) of pid {} = {} read back", pid_, format_bytes(double(cur.rlim_cur)));
+    v.measured = {{"limit_bytes", int64_t(cur.rlim_cur)}};
+    return v;
+  }
+
+  nlohmann::json measure(run_context&) override {
+    if (!cg_) return nlohmann::json::object();
+    const auto m = cg_->memory();
+    const int64_t hits = m.limit_hits - at_apply_.limit_hits, kills = m.oom_kills - at_apply_.oom_kills;
+    return {{"usage_bytes", m.usage_bytes},
+            {"limit_hits", hits},
+            {"oom_kills", kills},
+            {"summary", fmt::format("the target uses {} of its {} cap; the cap was hit {} times, {} OOM kill{}",
+                                    format_bytes(double(m.usage_bytes)), format_bytes(double(limit_)), hits, kills,
+                                    kills == 1 ? "" : "s")}};
+  }
+
+  void revert(run_context&) noexcept override {
+    if (!applied_) return;
+    applied_ = false;
+    try {
+      if (cg_) cg_->set_memory_limit(prior_, prior_swap_);
+      else ::prlimit(pid_, RLIMIT_AS, &prior_rlimit_, nullptr);  // the target may be gone: nothing to restore
+    } catch (...) {
+      // The cgroup goes at the end of the run with its limit.
+    }
+  }
+
+  std::string mechanism() const override {
+    if (cg_) {
+      const bool v2 = cg_->version("memory") == cg_version::v2;
+      return fmt::format("{}{} ({})", v2 ? "memory.max" : "memory.limit_in_bytes",
+                         swap_ ? (v2 ? " + memory.swap.max" : " + memory.memsw.limit_in_bytes") : "",
+                         version_name(cg_->version("memory")));
+    }
+    return "prlimit RLIMIT_AS (soft limit) on the target: allocations past it fail, no OOM kill";
+  }
+  nlohmann::json params() const override { return opts_.to_json(); }
+
+ private:
+  bool use_cgroup(const cgroup_layout& l) const { return via_ == "cgroup" || (via_ == "auto" && l.find("memory")); }
+
+  option_values opts_;
+  int64_t limit_;
+  std::optional<int64_t> swap_;
+  std::string via_;
+  bool applied_ = false;
+  cgroup* cg_ = nullptr;
+  std::optional<int64_t> prior_, prior_swap_;
+  memory_figures at_apply_;
+  pid_t pid_ = -1;
+  rlimit prior_rlimit_{RLIM_INFINITY, RLIM_INFINITY};
+};
+
+}  // namespace
+
+std::unique_ptr<injector> make_memory(const option_values& v) { return std::make_unique<memory_injector>(v); }
+
+// ---------------------------------------------------------------------------------------
+// cpu
+
+const option_table& cpu_options() {
+  static const option_table t = {
+      {.name = "scale", .type = opt_type::percent, .default_text = "",
+       .help = "the target's CPUs run at this fraction of full speed (cpufreq where the host has it, else a CFS "
+               "quota of scale x CPUs per period)",
+       .min = 0.01, .max = 1, .required = true},
+      {.name = "cpus", .type = opt_type::string, .default_text = "",
+       .help = "pin the target to these CPUs during the phase, e.g. \"1\" or \"0-1\" (absent: the CPUs it has)"},
+      {.name = "period", .type = opt_type::duration, .default_text = "",
+       .help = "CFS period of the quota (absent: 10ms, longer where the quota would fall under the kernel's "
+               "minimum of 1ms); a request longer than the quota is stretched over periods, as by a slower clock; "
+               "periods near the scheduler tick (4ms at HZ=250) are enforced loosely",
+       .min = 1e6, .max = 1e9},
+  };
+  return t;
+}
+
+void check_cpu(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  if (v.has("cpus") && count_cpus(v.str("cpus")) == 0)
+    diags.add(v.where("cpus"), fmt::format("'cpus' in {} is \"{}\": expected a CPU list such as \"1\", \"0-1\" or "
+                                           "\"0,2\"",
+                                           ctx.section, v.str("cpus")));
+}
+
+probe_result probe_cpu_host(const host_context&) {
+  const auto l = cgroup_layout::detect();
+  if (!l.find("cpu") || !l.find("cpuset"))
+    return {false, "needs the cpu and cpuset cgroup controllers (cgroups: " + l.describe() + ")"};
+  if (::geteuid() != 0) return {false, "making cgroups needs root"};
+  return {true, fmt::format("no cpufreq in sysfs: a slower CPU is emulated with a CFS quota ({})",
+                            version_name(l.find("cpu")->version))};
+}
+
+namespace {
+
+class cpu_injector final : public injector {
+ public:
+  explicit cpu_injector(const option_values& v) : opts_(v), scale_(v.fraction("scale")) {}
+
+  std::vector<std::string> cgroup_controllers(const cgroup_layout&) const override { return {"cpu", "cpuset"}; }
+
+  probe_result probe(const run_context& ctx) override {
+    if (auto p = needs_started_target(ctx)) return *p;
+    if (auto p = needs_controllers(ctx, {"cpu", "cpuset"})) return *p;
+    return {};
+  }
+
+  void apply(run_context& ctx) override {
+    cg_ = ctx.target_cgroup;
+    if (!cg_ || !cg_->has("cpu")) throw std::runtime_error("cpu: the target has no cgroup with a cpu controller");
+    applied_ = true;
+    prior_quota_ = cg_->cpu_quota_us();
+    prior_period_ = cg_->cpu_period_us();
+    prior_cpus_ = cg_->cpus();
+    if (opts_.has("cpus")) cg_->set_cpus(opts_.str("cpus"));
+    cpus_ = cg_->cpus();
+    const int n = std::max(1, count_cpus(cpus_));
+    // 10 ms: short enough that a request of a few ms is stretched over periods as a slower
+    // clock would stretch it, long enough against the scheduler tick (4 ms at HZ=250) that
+    // enforces it. Longer where the quota would fall under the kernel's minimum of 1 ms.
+    period_us_ = opts_.has("period") ? opts_.duration_ns("period") / 1000
+                                     : std::max<int64_t>(10'000, int64_t(std::ceil(1000.0 / (scale_ * n))));
+    quota_us_ = std::max<int64_t>(1000, std::llround(scale_ * n * double(period_us_)));
+    at_apply_ = cg_->cpu();
+    t_apply_ns_ = mono_ns();
+    cg_->set_cpu_quota(quota_us_, period_us_);
+  }
+
+  verification verify(run_context&) override {
+    verification v;
+    const auto q = cg_->cpu_quota_us();
+    const int64_t p = cg_->cpu_period_us();
+    const std::string cpus = cg_->cpus();
+    v.ok = q == quota_us_ && p == period_us_ && cpus == cpus_;
+    const int n = std::max(1, count_cpus(cpus));
+    v.text = fmt::format("quota {}us per {}us read back on CPUs {} ({} CPU{}): {:.0f}% of their speed ({} {})",
+                         q.value_or(-1), p, cpus, n, n == 1 ? "" : "s",
+                         q ? 100.0 * double(*q) / double(p) / n : 100.0, version_name(cg_->version("cpu")),
+                         cg_->path("cpu"));
+    v.measured = {{"quota_us", q.value_or(-1)}, {"period_us", p}, {"cpus", cpus}, {"cpu_count", n}};
+    return v;
+  }
+
+  // What the cap did: CPU the target got (in CPUs' worth) against the cap, and how often
+  // the kernel throttled it.
+  nlohmann::json measure(run_context&) override {
+    const auto f = cg_->cpu();
+    const double wall_s = double(mono_ns() - t_apply_ns_) / 1e9;
+    const double used = wall_s > 0 ? double(f.usage_ns - at_apply_.usage_ns) / 1e9 / wall_s : 0;
+    const double cap = double(quota_us_) / double(period_us_);
+    const int64_t throttled = f.throttled_periods - at_apply_.throttled_periods, periods = f.periods - at_apply_.periods;
+    return {{"cpu_used_cpus", used},
+            {"cpu_cap_cpus", cap},
+            {"throttled_periods", throttled},
+            {"periods", periods},
+            {"throttled_s", double(f.throttled_ns - at_apply_.throttled_ns) / 1e9},
+            {"summary", fmt::format("the target got {:.2f} CPUs against a cap of {:.2f}; throttled in {} of {} periods",
+                                    used, cap, throttled, periods)}};
+  }
+
+  void revert(run_context&) noexcept override {
+    if (!applied_) return;
+    applied_ = false;
+    try {
+      cg_->set_cpu_quota(prior_quota_, prior_period_);
+      if (!prior_cpus_.empty()) cg_->set_cpus(prior_cpus_);
+    } catch (...) {
+      // The cgroup goes at the end of the run with its quota.
+    }
+  }
+
+  std::string mechanism() const override {
+    const bool v2 = cg_ && cg_->version("cpu") == cg_version::v2;
+    const bool cpufreq = ::access("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", F_OK) == 0;
+    return fmt::format("CFS bandwidth quota, emulating a slower CPU ({} + cpuset.cpus, {}; {})",
+                       v2 ? "cpu.max" : "cpu.cfs_quota_us/cpu.cfs_period_us",
+                       version_name(cg_ ? cg_->version("cpu") : cg_version::v1),
+                       cpufreq ? "this host has cpufreq, which rig does not pin yet" : "no cpufreq in sysfs");
+  }
+  nlohmann::json params() const override { return opts_.to_json(); }
+
+ private:
+  option_values opts_;
+  double scale_;
+  bool applied_ = false;
+  cgroup* cg_ = nullptr;
+  std::optional<int64_t> prior_quota_;
+  int64_t prior_period_ = 100'000, period_us_ = 0, quota_us_ = 0;
+  std::string prior_cpus_, cpus_;
+  cpu_figures at_apply_;
+  int64_t t_apply_ns_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<injector> make_cpu(const option_values& v) { return std::make_unique<cpu_injector>(v); }
+
+}  // namespace rig

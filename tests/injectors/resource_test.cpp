@@ -1,0 +1,261 @@
+// Resource caps on a real target in a cgroup of the run's own: memory (cgroup limit, and
+// RLIMIT_AS), a slower CPU (CFS quota + cpuset). Each test runs the real rig and checks the
+// effect, the events, and that the run's cgroup is gone afterwards.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../helpers.hpp"
+#include "core/cgroup.hpp"
+#include "injectors/resource_injectors.hpp"
+
+using namespace rig;
+using rig::testing::run_args;
+using rig::testing::run_rig;
+using rig::testing::slurp;
+using rig::testing::temp_dir;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Root and the controllers the injector needs, or a printed reason to skip.
+bool can_cap(const std::vector<std::string>& controllers) {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: making cgroups needs root");
+    return false;
+  }
+  const auto l = cgroup_layout::detect();
+  for (const auto& c : controllers)
+    if (!l.find(c)) {
+      MESSAGE("skipped: no cgroup '" << c << "' controller here (" << l.describe() << ")");
+      return false;
+    }
+  return true;
+}
+
+// The run's cgroup directories (report.json target.cgroup) exist no more.
+void check_cgroup_gone(const nlohmann::json& report) {
+  const auto& cg = report["target"]["cgroup"];
+  REQUIRE(cg.is_object());
+  REQUIRE(!cg.empty());
+  for (const auto& [controller, where] : cg.items())
+    CHECK_MESSAGE(!fs::exists(where["path"].get<std::string>()), where["path"]);
+}
+
+double throughput(const nlohmann::json& report, size_t phase) {
+  return report["phases"][phase]["workloads"]["rr"]["throughput_ops_s"].get<double>();
+}
+
+size_t count_events(const nlohmann::json& report, const std::string& kind) {
+  size_t n = 0;
+  for (const auto& e : report["events"]) n += e["kind"] == kind;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("memory-accumulation.toml: 64 KiB per request as bytes/op, then the OOM kill under the cap as an event") {
+  if (!can_cap({"memory"})) return;
+  temp_dir tmp;
+  const auto run = run_rig(run_args(RIG_SOURCE_DIR "/scenarios/memory-accumulation.toml", tmp.path,
+                                    {{"baseline", "1s"}, {"capped", "20s"}}),
+                           tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 0);  // the scenario expects the death: its checks decide
+  const auto r = run.report();
+  CHECK(r["status"] == "ok");
+  const auto& base = r["phases"][0]["resources"]["target"];
+  MESSAGE("growth per op: RSS " << base["rss_growth_per_op_bytes"].get<double>() << " B, retained "
+                                << base["retained_per_request_bytes"].get<double>() << " B");
+  CHECK(base["rss_growth_per_op_bytes"].get<double>() == doctest::Approx(65536).epsilon(0.1));
+  CHECK(base["retained_per_request_bytes"].get<double>() == 65536);
+  CHECK(count_events(r, "oom_kill") == 1);
+  CHECK(count_events(r, "target_exit") == 1);
+  const auto& capped = r["phases"][1];
+  CHECK(capped["completed"] == false);  // cut short by the death
+  CHECK(capped["end_s"].get<double>() - capped["start_s"].get<double>() < 15);
+  CHECK(capped["resources"]["cgroup"]["memory_cap_bytes"] == 128 << 20);
+  CHECK(capped["resources"]["cgroup"]["memory_used_max_bytes"].get<double>() > 100 << 20);
+  const auto& inj = capped["injections"][0];
+  CHECK(inj["verified"] == true);
+  CHECK(inj["measured"]["limit_bytes"] == 128 << 20);
+  CHECK(inj["measured"]["oom_kills"] == 1);
+  CHECK(run.stdout_text().find("OOM") != std::string::npos);
+  check_cgroup_gone(r);
+}
+
+TEST_CASE("memory-accumulation-fixed.toml: no growth per op and no OOM under the same cap") {
+  if (!can_cap({"memory"})) return;
+  temp_dir tmp;
+  const auto run = run_rig(run_args(RIG_SOURCE_DIR "/scenarios/memory-accumulation-fixed.toml", tmp.path,
+                                    {{"baseline", "1s"}, {"capped", "2s"}}),
+                           tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 0);
+  const auto r = run.report();
+  CHECK(count_events(r, "oom_kill") == 0);
+  CHECK(r["phases"][1]["completed"] == true);
+  check_cgroup_gone(r);
+}
+
+TEST_CASE("a target that dies when no check expects it fails the run with exit 4") {
+  if (!can_cap({"memory"})) return;
+  temp_dir tmp;
+  std::string text = slurp(RIG_SOURCE_DIR "/scenarios/memory-accumulation.toml");
+  text = text.substr(0, text.find("[expect]"));
+  std::ofstream(tmp.path + "/s.toml") << text;
+  const auto run = run_rig(run_args(tmp.path + "/s.toml", tmp.path, {{"baseline", "1s"}, {"capped", "20s"}}), tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 4);
+  const auto r = run.report();
+  CHECK(r["status"] == "failed");
+  CHECK(r["failure"].get<std::string>().find("OOM killer") != std::string::npos);
+  check_cgroup_gone(r);
+}
+
+TEST_CASE("cpu scale 25%: the target's work rate falls to 25% +/-5% of the baseline, and comes back") {
+  if (!can_cap({"cpu", "cpuset"})) return;
+  temp_dir tmp;
+  // One worker spinning 1 ms per request, closed loop: the work rate is CPU-bound.
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "cpu-scale"
+[target]
+kind = "builtin"
+workers = 1
+work = "1ms"
+[workloads.rr]
+kind = "tcp"
+connections = 2
+[injectors.slow]
+kind = "cpu"
+scale = "25%"
+cpus = "1"
+[[phases]]
+name = "baseline"
+duration = "2s"
+[[phases]]
+name = "slow"
+duration = "3s"
+inject = ["slow"]
+[[phases]]
+name = "recovery"
+duration = "2s"
+)";
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto r = run.report();
+  const double ratio = throughput(r, 1) / throughput(r, 0);
+  MESSAGE("work rate at scale 25%: " << ratio * 100 << "% of the baseline (" << throughput(r, 1) << " vs "
+                                     << throughput(r, 0) << " req/s)");
+  CHECK(ratio == doctest::Approx(0.25).epsilon(0.2));  // 25% +/- 5 points
+  CHECK(throughput(r, 2) / throughput(r, 0) == doctest::Approx(1).epsilon(0.1));
+  const auto& inj = r["phases"][1]["injections"][0];
+  CHECK(inj["verified"] == true);
+  CHECK(inj["measured"]["cpus"] == "1");
+  CHECK(inj["measured"]["quota_us"] == 2500);
+  CHECK(inj["measured"]["period_us"] == 10000);
+  CHECK(inj["measured"]["cpu_used_cpus"].get<double>() == doctest::Approx(0.25).epsilon(0.1));
+  CHECK(inj["measured"]["throttled_periods"].get<int>() > 100);
+  CHECK(inj["mechanism"].get<std::string>().find("CFS bandwidth quota") != std::string::npos);
+  CHECK(r["phases"][1]["resources"]["cgroup"]["cpu_cap_cpus"] == 0.25);
+  CHECK(r["phases"][2]["resources"]["cgroup"]["cpu_cap_cpus"].is_null());  // reverted
+  check_cgroup_gone(r);
+}
+
+TEST_CASE("cpu-frequency.toml: latency climbs while the target's CPU use stays low") {
+  if (!can_cap({"cpu", "cpuset"})) return;
+  temp_dir tmp;
+  const auto run = run_rig(run_args(RIG_SOURCE_DIR "/scenarios/cpu-frequency.toml", tmp.path,
+                                    {{"baseline", "2s"}, {"slow_clock", "3s"}, {"recovery", "2s"}}),
+                           tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 0);
+  const auto r = run.report();
+  CHECK(r["phases"][1]["resources"]["target"]["ops_per_cpu_s"].get<double>() > 0);
+  check_cgroup_gone(r);
+}
+
+TEST_CASE("memory via rlimit: RLIMIT_AS set on a real process, read back, and restored") {
+  auto child = child_process::spawn({.argv = {"/bin/sleep", "30"}});
+  run_context ctx;
+  ctx.target_kind = "command";
+  ctx.target_pid = child.pid();
+  auto inj = make_memory(rig::testing::bind_text(memory_options(), "limit = \"256MiB\"\nvia = \"rlimit\"\n"));
+  REQUIRE(inj->probe(ctx).ok);
+  inj->apply(ctx);
+  const auto v = inj->verify(ctx);
+  INFO(v.text);
+  CHECK(v.ok);
+  CHECK(inj->mechanism().find("RLIMIT_AS") != std::string::npos);
+  rlimit cur{};
+  REQUIRE(::prlimit(child.pid(), RLIMIT_AS, nullptr, &cur) == 0);
+  CHECK(cur.rlim_cur == 256u << 20);
+  CHECK(slurp("/proc/" + std::to_string(child.pid()) + "/limits").find("268435456") != std::string::npos);
+  inj->revert(ctx);
+  REQUIRE(::prlimit(child.pid(), RLIMIT_AS, nullptr, &cur) == 0);
+  CHECK(cur.rlim_cur == RLIM_INFINITY);
+  inj->revert(ctx);  // idempotent
+  child.stop();
+}
+
+TEST_CASE("caps need a target rig starts, and bad cpu lists are refused") {
+  run_context ctx;
+  ctx.target_kind = "endpoint";
+  const auto layout = cgroup_layout::detect();
+  ctx.cgroups = &layout;
+  for (auto* inj : {make_memory(rig::testing::bind_text(memory_options(), "limit = \"64MiB\"\n")).release(),
+                    make_cpu(rig::testing::bind_text(cpu_options(), "scale = \"50%\"\n")).release()}) {
+    std::unique_ptr<injector> owned(inj);
+    const auto p = owned->probe(ctx);
+    CHECK_FALSE(p.ok);
+    CHECK(p.reason.find("endpoint target") != std::string::npos);
+  }
+  CHECK(count_cpus("0-1") == 2);
+  CHECK(count_cpus("0,2-4") == 4);
+  CHECK(count_cpus("1") == 1);
+  CHECK(count_cpus("2-1") == 0);
+  CHECK(count_cpus("x") == 0);
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "bad"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+[injectors.slow]
+kind = "cpu"
+scale = "25%"
+cpus = "one"
+[injectors.mem]
+kind = "memory"
+limit = "64MiB"
+swap = "0B"
+via = "rlimit"
+[[phases]]
+name = "p"
+duration = "1s"
+inject = ["slow", "mem"]
+)";
+  const auto run = run_rig({"validate", tmp.path + "/s.toml"}, tmp.path);
+  CHECK(run.code == 2);
+  CHECK(run.err.find("s.toml:9") != std::string::npos);
+  CHECK(run.err.find("'cpus'") != std::string::npos);
+  CHECK(run.err.find("s.toml:13") != std::string::npos);
+  CHECK(run.err.find("RLIMIT_AS has no swap cap") != std::string::npos);
+}
+
+TEST_CASE("Ctrl-C while a cap is on: exit 130, target stopped, the run's cgroup removed") {
+  if (!can_cap({"cpu", "cpuset"})) return;
+  temp_dir tmp;
+  const auto f = rig::testing::interrupt_rig_in_phase(
+      run_args(RIG_SOURCE_DIR "/scenarios/cpu-frequency.toml", tmp.path, {{"baseline", "1s"}, {"slow_clock", "20s"}}),
+      tmp.path, "slow_clock", SIGINT);
+  CHECK(f.code == 130);
+  const auto r = f.report();
+  CHECK(r["status"] == "interrupted");
+  check_cgroup_gone(r);
+  const pid_t target = r["target"]["pid"].get<pid_t>();
+  CHECK(::kill(target, 0) == -1);
+}
