@@ -36,6 +36,7 @@ struct run_context {
   veth_network* net = nullptr;   // the run's namespaces and veth, when an injector needs them
   const cgroup_layout* cgroups = nullptr;  // the host's hierarchies
   cgroup* target_cgroup = nullptr;         // the target's own cgroup, when an injector needs one
+  std::string run_dir;                     // where the run writes (the built-in target's WAL lives here)
 };
 
 struct probe_result {

@@ -30,6 +30,10 @@ const std::vector<injector_kind>& injector_kinds() {
       {"cpu", "a slower CPU for the target alone: a CFS quota of scale x its CPUs, pinned with cpuset",
        &cpu_options, [](const std::string&, const option_values& v) { return make_cpu(v); }, &check_cpu,
        &probe_cpu_host},
+      {"disk", "a throttled disk for the target alone: read/write bytes and operations per second on the disk "
+               "behind a path",
+       &disk_options, [](const std::string&, const option_values& v) { return make_disk(v); }, &check_disk,
+       &probe_disk_host},
   };
   return kinds;
 }

@@ -347,3 +347,161 @@ class cpu_injector final : public injector {
 std::unique_ptr<injector> make_cpu(const option_values& v) { return std::make_unique<cpu_injector>(v); }
 
 }  // namespace rig
+
+namespace rig {
+
+// ---------------------------------------------------------------------------------------
+// disk
+
+const option_table& disk_options() {
+  static const option_table t = {
+      {.name = "path", .type = opt_type::string, .default_text = "",
+       .help = "a file or directory on the disk to throttle (absent: the run directory, where the built-in "
+               "target's write-ahead log lives); the cap applies to the whole block device behind it"},
+      {.name = "read_bps", .type = opt_type::byte_rate, .default_text = "",
+       .help = "cap on the target's reads from that disk", .min = 512, .max = 1e12},
+      {.name = "write_bps", .type = opt_type::byte_rate, .default_text = "",
+       .help = "cap on the target's writes to that disk", .min = 512, .max = 1e12},
+      {.name = "read_iops", .type = opt_type::op_rate, .default_text = "",
+       .help = "cap on the target's read operations per second", .min = 1, .max = 1e9},
+      {.name = "write_iops", .type = opt_type::op_rate, .default_text = "",
+       .help = "cap on the target's write operations per second", .min = 1, .max = 1e9},
+  };
+  return t;
+}
+
+void check_disk(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  if (!v.has("read_bps") && !v.has("write_bps") && !v.has("read_iops") && !v.has("write_iops"))
+    diags.add(ctx.table_pos, "disk in " + ctx.section +
+                                 " caps nothing: give read_bps, write_bps, read_iops or write_iops, e.g. "
+                                 "write_iops = \"100/s\"");
+}
+
+probe_result probe_disk_host(const host_context&) {
+  const auto l = cgroup_layout::detect();
+  if (!l.find("io")) return {false, "needs the blkio (v1) or io (v2) cgroup controller (cgroups: " + l.describe() + ")"};
+  if (::geteuid() != 0) return {false, "making cgroups needs root"};
+  return {true, l.find("io")->version == cg_version::v2 ? "io.max (cgroup v2)"
+                                                        : "blkio.throttle (cgroup v1: direct and synchronous I/O only)"};
+}
+
+namespace {
+
+class disk_injector final : public injector {
+ public:
+  explicit disk_injector(const option_values& v) : opts_(v) {
+    auto n = [&](const char* k) { return v.has(k) ? int64_t(std::llround(v.per_second(k))) : int64_t(0); };
+    caps_ = {n("read_bps"), n("write_bps"), n("read_iops"), n("write_iops")};
+  }
+
+  std::vector<std::string> cgroup_controllers(const cgroup_layout&) const override { return {"io"}; }
+
+  probe_result probe(const run_context& ctx) override {
+    if (auto p = needs_started_target(ctx)) return *p;
+    if (auto p = needs_controllers(ctx, {"io"})) return *p;
+    if (opts_.has("path")) {
+      try {
+        block_device_of(opts_.str("path"));
+      } catch (const std::exception& e) {
+        return {false, e.what()};
+      }
+    }
+    return {};
+  }
+
+  void apply(run_context& ctx) override {
+    cg_ = ctx.target_cgroup;
+    if (!cg_ || !cg_->has("io")) throw std::runtime_error("disk: the target has no cgroup with an io controller");
+    path_ = opts_.has("path") ? opts_.str("path") : ctx.run_dir;
+    device_ = block_device_of(path_);
+    applied_ = true;
+    prior_ = cg_->io_limits_of(device_);
+    at_apply_ = cg_->io(device_);
+    t_apply_ns_ = mono_ns();
+    cg_->set_io_limits(device_, caps_);
+  }
+
+  verification verify(run_context&) override {
+    verification v;
+    const auto got = cg_->io_limits_of(device_);
+    v.ok = got.read_bps == caps_.read_bps && got.write_bps == caps_.write_bps && got.read_iops == caps_.read_iops &&
+           got.write_iops == caps_.write_iops;
+    const bool v2 = cg_->version("io") == cg_version::v2;
+    v.text = fmt::format("{} read back on {} (the disk behind {}): {}{}", v2 ? "io.max" : "blkio.throttle.*_device",
+                         device_name(device_), path_, describe(got),
+                         v2 ? "" : "; cgroup v1 throttles only direct and synchronous I/O, not buffered writeback");
+    v.measured = {{"device", device_name(device_)},
+                  {"read_bps", got.read_bps},
+                  {"write_bps", got.write_bps},
+                  {"read_iops", got.read_iops},
+                  {"write_iops", got.write_iops}};
+    return v;
+  }
+
+  // The target's I/O on that disk during the phase, against the caps.
+  nlohmann::json measure(run_context&) override {
+    const auto f = cg_->io(device_);
+    const double s = std::max(1e-9, double(mono_ns() - t_apply_ns_) / 1e9);
+    const double rb = double(f.read_bytes - at_apply_.read_bytes) / s, wb = double(f.write_bytes - at_apply_.write_bytes) / s;
+    const double ro = double(f.read_ops - at_apply_.read_ops) / s, wo = double(f.write_ops - at_apply_.write_ops) / s;
+    std::string summary;
+    auto against = [&](const char* what, double got, int64_t cap, bool bytes) {
+      if (!cap) return;
+      summary += fmt::format("{}{} {} against a cap of {} ({:.2f}×)", summary.empty() ? "" : "; ", what,
+                             bytes ? format_bytes(got) + "/s" : fmt::format("{:.0f}/s", got),
+                             bytes ? format_bytes(double(cap)) + "/s" : fmt::format("{}/s", cap), got / double(cap));
+    };
+    against("read", rb, caps_.read_bps, true);
+    against("wrote", wb, caps_.write_bps, true);
+    against("read ops", ro, caps_.read_iops, false);
+    against("write ops", wo, caps_.write_iops, false);
+    return {{"read_bytes_per_s", rb}, {"write_bytes_per_s", wb}, {"read_ops_per_s", ro}, {"write_ops_per_s", wo},
+            {"summary", summary}};
+  }
+
+  void revert(run_context&) noexcept override {
+    if (!applied_) return;
+    applied_ = false;
+    try {
+      cg_->set_io_limits(device_, prior_);
+    } catch (...) {
+      // The cgroup goes at the end of the run with its caps.
+    }
+  }
+
+  std::string mechanism() const override {
+    const bool v2 = cg_ && cg_->version("io") == cg_version::v2;
+    return v2 ? "io.max on the target's cgroup (cgroup v2)"
+              : "blkio.throttle.{read,write}_{bps,iops}_device on the target's cgroup (cgroup v1)";
+  }
+  nlohmann::json params() const override { return opts_.to_json(); }
+
+ private:
+  static std::string describe(const io_limits& l) {
+    std::string s;
+    auto add = [&](const char* k, int64_t n, bool bytes) {
+      if (n) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", k, bytes ? format_bytes(double(n)) + "/s" : fmt::format("{}/s", n));
+    };
+    add("read", l.read_bps, true);
+    add("write", l.write_bps, true);
+    add("read ops", l.read_iops, false);
+    add("write ops", l.write_iops, false);
+    return s.empty() ? "no cap" : s;
+  }
+
+  option_values opts_;
+  io_limits caps_;
+  bool applied_ = false;
+  cgroup* cg_ = nullptr;
+  std::string path_;
+  dev_t device_ = 0;
+  io_limits prior_;
+  io_figures at_apply_;
+  int64_t t_apply_ns_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<injector> make_disk(const option_values& v) { return std::make_unique<disk_injector>(v); }
+
+}  // namespace rig

@@ -1,7 +1,8 @@
 #pragma once
 // Real caps on the target alone, the way production limits it: memory (cgroup memory
-// limit, RLIMIT_AS where there is no memory controller) and a slower CPU (CFS bandwidth
-// quota plus cpuset pinning, where the host has no cpufreq to pin).
+// limit, RLIMIT_AS where there is no memory controller), a slower CPU (CFS bandwidth quota
+// plus cpuset pinning, where the host has no cpufreq to pin) and a throttled disk (blkio /
+// io.max on the block device behind a path).
 #include "injectors/injector.hpp"
 
 namespace rig {
@@ -15,6 +16,11 @@ const option_table& cpu_options();
 void check_cpu(const option_values& v, const bind_context& ctx, diagnostics& diags);
 std::unique_ptr<injector> make_cpu(const option_values& v);
 probe_result probe_cpu_host(const host_context& h);
+
+const option_table& disk_options();
+void check_disk(const option_values& v, const bind_context& ctx, diagnostics& diags);
+std::unique_ptr<injector> make_disk(const option_values& v);
+probe_result probe_disk_host(const host_context& h);
 
 // Number of CPUs in a cpuset list ("0-2,5" -> 4); 0 when malformed.
 int count_cpus(const std::string& list);

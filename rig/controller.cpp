@@ -322,6 +322,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   rep.description = sc.description;
   rep.host = host_facts();
   rep.run_dir = make_run_dir(opts.out_base, sc.name);
+  ctx.run_dir = rep.run_dir;
   {
     std::ofstream copy(rep.run_dir + "/scenario.toml");
     copy << sc.source_text;

@@ -28,6 +28,7 @@ struct builtin_config {
   uint64_t retain_per_request = 0;  // bytes kept forever per request (accumulation)
   int64_t work_ns = 0;              // CPU spin per request
   bool wal = false;                 // append + fsync a record per request
+  bool wal_direct = false;          // the log written in 4 KiB O_DIRECT|O_DSYNC blocks instead
   std::string wal_path;
   bool nodelay = true;  // TCP_NODELAY on accepted sockets, the target's normal setting
   int io_threads = 1;
@@ -100,6 +101,8 @@ class builtin_service {
   std::vector<std::unique_ptr<char[]>> retained_;
   std::mutex wal_mu_;
   unique_fd wal_fd_;
+  std::unique_ptr<char, void (*)(void*)> wal_block_{nullptr, &free};  // aligned, for O_DIRECT
+  uint64_t wal_blocks_written_ = 0;
 
   std::atomic<int64_t> live_workers_{0}, rejected_{0}, retained_bytes_{0}, requests_{0}, exceptions_caught_{0},
       workers_died_{0}, protocol_errors_{0};

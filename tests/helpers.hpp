@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -210,6 +211,12 @@ inline void check_run_left_nothing(const host_network& before, const nlohmann::j
   if (!net.is_object()) return;
   REQUIRE(net["namespaces"].size() == 2);
   for (const auto& ino : net["namespaces"]) CHECK_MESSAGE(!netns_in_use(ino.get<unsigned long>()), "netns ", ino, " is still in use");
+}
+
+// The file system type of a path (statfs f_type), 0 when it cannot be read.
+inline long statfs_type(const std::string& path) {
+  struct statfs fs {};
+  return ::statfs(path.c_str(), &fs) == 0 ? long(fs.f_type) : 0;
 }
 
 // Network namespaces need root (CAP_SYS_ADMIN); tests that make them probe first.

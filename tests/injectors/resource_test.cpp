@@ -259,3 +259,74 @@ TEST_CASE("Ctrl-C while a cap is on: exit 130, target stopped, the run's cgroup 
   const pid_t target = r["target"]["pid"].get<pid_t>();
   CHECK(::kill(target, 0) == -1);
 }
+
+TEST_CASE("disk write_bps: the target's direct WAL writes pass at the cap (within 10%), read back, then uncapped") {
+  if (!can_cap({"io"})) return;
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "disk-bps"
+[target]
+kind = "builtin"
+wal = true
+wal_direct = true
+[workloads.rr]
+kind = "tcp"
+connections = 4
+[injectors.cap]
+kind = "disk"
+write_bps = "400KB/s"
+[[phases]]
+name = "baseline"
+duration = "1s"
+[[phases]]
+name = "capped"
+duration = "3s"
+inject = ["cap"]
+[[phases]]
+name = "recovery"
+duration = "1s"
+)";
+  // On a file system without direct I/O (tmpfs) the WAL cannot be direct: skip there.
+  if (rig::testing::statfs_type(tmp.path) == 0x01021994) {
+    MESSAGE("skipped: " << tmp.path << " is tmpfs, which has no block device to throttle");
+    return;
+  }
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto r = run.report();
+  const auto& inj = r["phases"][1]["injections"][0];
+  CHECK(inj["verified"] == true);
+  CHECK(inj["measured"]["write_bps"] == 400000);
+  const double wrote = inj["measured"]["write_bytes_per_s"].get<double>();
+  MESSAGE("disk write cap 400 KB/s: the target wrote " << wrote / 1e3 << " KB/s, " << throughput(r, 1)
+                                                        << " req/s (4 KiB per request)");
+  CHECK(wrote == doctest::Approx(400000).epsilon(0.1));
+  CHECK(throughput(r, 1) < 120);
+  CHECK(throughput(r, 2) > 10 * throughput(r, 1));  // reverted
+  check_cgroup_gone(r);
+}
+
+TEST_CASE("slow-disk.toml: disk latency becomes request latency, phase by phase") {
+  if (!can_cap({"io"})) return;
+  temp_dir tmp;
+  const auto run = run_rig(run_args(RIG_SOURCE_DIR "/scenarios/slow-disk.toml", tmp.path,
+                                    {{"baseline", "1s"}, {"slow_disk", "2s"}, {"stalling_disk", "3s"}, {"recovery", "1s"}}),
+                           tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 0);
+  const auto r = run.report();
+  CHECK(r["phases"][1]["injections"][0]["verification"].get<std::string>().find("write ops 100/s") != std::string::npos);
+  check_cgroup_gone(r);
+}
+
+TEST_CASE("disk on a path with no block device is refused at probe, naming it") {
+  if (!can_cap({"io"})) return;
+  run_context ctx;
+  ctx.target_kind = "builtin";
+  const auto layout = cgroup_layout::detect();
+  ctx.cgroups = &layout;
+  auto inj = make_disk(rig::testing::bind_text(disk_options(), "path = \"/proc\"\nwrite_iops = \"10/s\"\n"));
+  const auto p = inj->probe(ctx);
+  CHECK_FALSE(p.ok);
+  CHECK(p.reason.find("/proc is on a file system with no block device") != std::string::npos);
+}
