@@ -72,7 +72,12 @@ std::optional<proc_sample> read_proc(pid_t pid) {
   if (DIR* d = opendir((base + "/task").c_str())) {
     while (dirent* e = readdir(d)) {
       if (e->d_name[0] == '.') continue;
-      read_status_counters(base + "/task/" + e->d_name + "/status", nullptr, vol, invol);
+      const std::string task = base + "/task/" + e->d_name;
+      read_status_counters(task + "/status", nullptr, vol, invol);
+      // schedstat: time on a CPU, time runnable but waiting for one (the ready-time analog), slices.
+      std::ifstream st(task + "/schedstat");
+      unsigned long long run = 0, wait = 0;
+      if (st >> run >> wait) s.run_queue_wait_ns += wait;
     }
     closedir(d);
   }

@@ -14,6 +14,7 @@ struct proc_sample {
   int threads = 0;
   int fds = 0;
   uint64_t voluntary_ctx = 0, involuntary_ctx = 0;  // summed over live threads
+  uint64_t run_queue_wait_ns = 0;  // time runnable but waiting for a CPU (schedstat), summed over live threads
 };
 
 // nullopt when the process is gone.

@@ -3,6 +3,7 @@
 #include "injectors/proxy_injector.hpp"
 #include "injectors/qdisc_injectors.hpp"
 #include "injectors/resource_injectors.hpp"
+#include "injectors/signal_injectors.hpp"
 #include "injectors/socket_injectors.hpp"
 
 namespace rig {
@@ -34,6 +35,12 @@ const std::vector<injector_kind>& injector_kinds() {
                "behind a path",
        &disk_options, [](const std::string&, const option_values& v) { return make_disk(v); }, &check_disk,
        &probe_disk_host},
+      {"noise", "a noisy neighbour: threads spinning on the target's CPUs", &noise_options,
+       [](const std::string&, const option_values& v) { return make_noise(v); }, &check_noise},
+      {"pause", "the target stopped (SIGSTOP) for pause_for every period, then continued", &pause_options,
+       [](const std::string&, const option_values& v) { return make_pause(v); }, &check_pause},
+      {"kill", "a signal (SIGKILL by default) to the target at a set time into the phase", &kill_options,
+       [](const std::string&, const option_values& v) { return make_kill(v); }},
   };
   return kinds;
 }

@@ -1,11 +1,13 @@
 #include "injectors/resource_injectors.hpp"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <fmt/format.h>
 #include <sstream>
+#include <thread>
 
 #include "core/cgroup.hpp"
 #include "core/clock.hpp"
@@ -213,7 +215,7 @@ const option_table& cpu_options() {
   static const option_table t = {
       {.name = "scale", .type = opt_type::percent, .default_text = "",
        .help = "the target's CPUs run at this fraction of full speed (cpufreq where the host has it, else a CFS "
-               "quota of scale x CPUs per period)",
+               "quota of scale x CPUs per period); \"100%\" with 'cpus' only pins the target",
        .min = 0.01, .max = 1, .required = true},
       {.name = "cpus", .type = opt_type::string, .default_text = "",
        .help = "pin the target to these CPUs during the phase, e.g. \"1\" or \"0-1\" (absent: the CPUs it has)"},
@@ -274,7 +276,8 @@ class cpu_injector final : public injector {
     quota_us_ = std::max<int64_t>(1000, std::llround(scale_ * n * double(period_us_)));
     at_apply_ = cg_->cpu();
     t_apply_ns_ = mono_ns();
-    cg_->set_cpu_quota(quota_us_, period_us_);
+    if (pin_only()) cg_->set_cpu_quota(std::nullopt, prior_period_);
+    else cg_->set_cpu_quota(quota_us_, period_us_);
   }
 
   verification verify(run_context&) override {
@@ -282,8 +285,15 @@ class cpu_injector final : public injector {
     const auto q = cg_->cpu_quota_us();
     const int64_t p = cg_->cpu_period_us();
     const std::string cpus = cg_->cpus();
-    v.ok = q == quota_us_ && p == period_us_ && cpus == cpus_;
     const int n = std::max(1, count_cpus(cpus));
+    if (pin_only()) {
+      v.ok = !q && cpus == cpus_;
+      v.text = fmt::format("pinned to CPUs {} ({} CPU{}), no quota: read back ({} {})", cpus, n, n == 1 ? "" : "s",
+                           version_name(cg_->version("cpuset")), cg_->path("cpuset"));
+      v.measured = {{"quota_us", q.value_or(-1)}, {"cpus", cpus}, {"cpu_count", n}};
+      return v;
+    }
+    v.ok = q == quota_us_ && p == period_us_ && cpus == cpus_;
     v.text = fmt::format("quota {}us per {}us read back on CPUs {} ({} CPU{}): {:.0f}% of their speed ({} {})",
                          q.value_or(-1), p, cpus, n, n == 1 ? "" : "s",
                          q ? 100.0 * double(*q) / double(p) / n : 100.0, version_name(cg_->version("cpu")),
@@ -298,7 +308,7 @@ class cpu_injector final : public injector {
     const auto f = cg_->cpu();
     const double wall_s = double(mono_ns() - t_apply_ns_) / 1e9;
     const double used = wall_s > 0 ? double(f.usage_ns - at_apply_.usage_ns) / 1e9 / wall_s : 0;
-    const double cap = double(quota_us_) / double(period_us_);
+    const double cap = pin_only() ? double(std::max(1, count_cpus(cpus_))) : double(quota_us_) / double(period_us_);
     const int64_t throttled = f.throttled_periods - at_apply_.throttled_periods, periods = f.periods - at_apply_.periods;
     return {{"cpu_used_cpus", used},
             {"cpu_cap_cpus", cap},
@@ -321,6 +331,7 @@ class cpu_injector final : public injector {
   }
 
   std::string mechanism() const override {
+    if (pin_only()) return "cpuset.cpus on the target's cgroup (pinning only: scale 100%)";
     const bool v2 = cg_ && cg_->version("cpu") == cg_version::v2;
     const bool cpufreq = ::access("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", F_OK) == 0;
     return fmt::format("CFS bandwidth quota, emulating a slower CPU ({} + cpuset.cpus, {}; {})",
@@ -331,6 +342,8 @@ class cpu_injector final : public injector {
   nlohmann::json params() const override { return opts_.to_json(); }
 
  private:
+  bool pin_only() const { return scale_ >= 1.0; }
+
   option_values opts_;
   double scale_;
   bool applied_ = false;
@@ -503,5 +516,164 @@ class disk_injector final : public injector {
 }  // namespace
 
 std::unique_ptr<injector> make_disk(const option_values& v) { return std::make_unique<disk_injector>(v); }
+
+}  // namespace rig
+
+namespace rig {
+
+// ---------------------------------------------------------------------------------------
+// noise
+
+const option_table& noise_options() {
+  static const option_table t = {
+      {.name = "threads", .type = opt_type::integer, .default_text = "0",
+       .help = "spinning threads (0: one per CPU they are pinned to)", .min = 0, .max = 1024},
+      {.name = "cpus", .type = opt_type::string, .default_text = "",
+       .help = "the CPUs the threads spin on, e.g. \"1\" (absent: the target's CPUs, its affinity when the phase "
+               "starts)"},
+  };
+  return t;
+}
+
+void check_noise(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  if (v.has("cpus") && count_cpus(v.str("cpus")) == 0)
+    diags.add(v.where("cpus"), fmt::format("'cpus' in {} is \"{}\": expected a CPU list such as \"1\", \"0-1\" or "
+                                           "\"0,2\"",
+                                           ctx.section, v.str("cpus")));
+}
+
+namespace {
+
+std::vector<int> cpu_list(const std::string& list) {
+  std::vector<int> out;
+  std::istringstream in(list);
+  for (std::string part; std::getline(in, part, ',');) {
+    int a = 0, b = 0;
+    if (std::sscanf(part.c_str(), "%d-%d", &a, &b) == 2)
+      for (int c = a; c <= b; ++c) out.push_back(c);
+    else if (std::sscanf(part.c_str(), "%d", &a) == 1)
+      out.push_back(a);
+  }
+  return out;
+}
+
+std::string cpu_list_text(const std::vector<int>& cpus) {
+  std::string s;
+  for (int c : cpus) s += (s.empty() ? "" : ",") + std::to_string(c);
+  return s;
+}
+
+// A noisy neighbour: threads in the rig that spin on the target's CPUs, each pinned to one.
+class noise_injector final : public injector {
+ public:
+  explicit noise_injector(const option_values& v) : opts_(v) {}
+
+  probe_result probe(const run_context& ctx) override {
+    if (!opts_.has("cpus") && ctx.target_kind == "endpoint")
+      return {false, "an endpoint target's CPUs are unknown: give 'cpus'"};
+    return {};
+  }
+
+  void apply(run_context& ctx) override {
+    if (opts_.has("cpus")) {
+      cpus_ = cpu_list(opts_.str("cpus"));
+    } else {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      if (!ctx.target_pid || ::sched_getaffinity(*ctx.target_pid, sizeof set, &set) != 0)
+        throw std::runtime_error("noise: cannot read the target's CPU affinity; give 'cpus'");
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) cpus_.push_back(c);
+    }
+    const int n = opts_.integer("threads") ? int(opts_.integer("threads")) : int(cpus_.size());
+    stop_ = false;
+    spun_ns_ = std::vector<std::atomic<int64_t>>(size_t(n));
+    tids_ = std::vector<std::atomic<pid_t>>(size_t(n));
+    for (int i = 0; i < n; ++i)
+      threads_.emplace_back([this, i, cpu = cpus_[size_t(i) % cpus_.size()]] {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        ::sched_setaffinity(0, sizeof one, &one);
+        tids_[size_t(i)] = pid_t(::gettid());
+        const int64_t t0 = thread_cpu_ns();
+        while (!stop_.load(std::memory_order_relaxed)) {
+          for (volatile int k = 0; k < 10000; ++k) {
+          }
+          spun_ns_[size_t(i)].store(thread_cpu_ns() - t0, std::memory_order_relaxed);
+        }
+      });
+    applied_at_ns_ = mono_ns();
+  }
+
+  verification verify(run_context&) override {
+    // Proof they spin where asked: each thread's affinity read back, and CPU time it got.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    verification v;
+    v.ok = !threads_.empty();
+    int pinned = 0;
+    for (size_t i = 0; i < tids_.size(); ++i) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      const pid_t tid = tids_[i].load();
+      if (tid > 0 && ::sched_getaffinity(tid, sizeof set, &set) == 0 && CPU_COUNT(&set) == 1 &&
+          CPU_ISSET(cpus_[i % cpus_.size()], &set))
+        ++pinned;
+    }
+    const double spun = spun_s();
+    v.ok = v.ok && pinned == int(threads_.size()) && spun > 0;
+    v.text = fmt::format("{} of {} spinning threads read back pinned to CPU{} {}; {:.2f} CPU-s spun in the first "
+                         "{:.0f} ms",
+                         pinned, threads_.size(), cpus_.size() == 1 ? "" : "s", cpu_list_text(cpus_), spun,
+                         double(mono_ns() - applied_at_ns_) / 1e6);
+    v.measured = {{"threads", threads_.size()}, {"pinned", pinned}, {"cpus", cpu_list_text(cpus_)}};
+    return v;
+  }
+
+  nlohmann::json measure(run_context&) override {
+    const double wall_s = double(mono_ns() - applied_at_ns_) / 1e9;
+    const double spun = spun_s();
+    return {{"noise_cpu_s", spun},
+            {"noise_cpus", wall_s > 0 ? spun / wall_s : 0.0},
+            {"summary", fmt::format("{} threads spun {:.2f} CPUs' worth on CPU{} {}", threads_.size(),
+                                    wall_s > 0 ? spun / wall_s : 0.0, cpus_.size() == 1 ? "" : "s",
+                                    cpu_list_text(cpus_))}};
+  }
+
+  void revert(run_context&) noexcept override {
+    stop_ = true;
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+    threads_.clear();
+    cpus_.clear();
+  }
+
+  std::string mechanism() const override { return "spinning threads in the rig, each pinned with sched_setaffinity"; }
+  nlohmann::json params() const override { return opts_.to_json(); }
+
+ private:
+  static int64_t thread_cpu_ns() {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+  }
+  double spun_s() const {
+    int64_t ns = 0;
+    for (const auto& s : spun_ns_) ns += s.load();
+    return double(ns) / 1e9;
+  }
+
+  option_values opts_;
+  std::vector<int> cpus_;
+  std::vector<std::thread> threads_;
+  std::vector<std::atomic<int64_t>> spun_ns_;
+  std::vector<std::atomic<pid_t>> tids_;
+  std::atomic<bool> stop_{false};
+  int64_t applied_at_ns_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<injector> make_noise(const option_values& v) { return std::make_unique<noise_injector>(v); }
 
 }  // namespace rig

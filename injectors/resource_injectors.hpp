@@ -22,6 +22,10 @@ void check_disk(const option_values& v, const bind_context& ctx, diagnostics& di
 std::unique_ptr<injector> make_disk(const option_values& v);
 probe_result probe_disk_host(const host_context& h);
 
+const option_table& noise_options();
+void check_noise(const option_values& v, const bind_context& ctx, diagnostics& diags);
+std::unique_ptr<injector> make_noise(const option_values& v);
+
 // Number of CPUs in a cpuset list ("0-2,5" -> 4); 0 when malformed.
 int count_cpus(const std::string& list);
 

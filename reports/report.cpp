@@ -153,8 +153,9 @@ std::string terminal_summary(const run_report& r, bool color) {
   bool any_cgroup = false;
   for (const auto& p : r.phases) any_cgroup = any_cgroup || p.resources.contains("cgroup");
   if (any_cgroup) {
-    s += fmt::format("\n{}{:<{}}  {:>22}  {:>6}  {:>16}  {:>11}  {:>10}  {:>14}{}\n", bold, "target", pw,
-                     "memory used / cap", "OOM", "CPUs used / cap", "throttled", "ops/CPU-s", "RSS growth/op", reset);
+    s += fmt::format("\n{}{:<{}}  {:>22}  {:>6}  {:>16}  {:>11}  {:>10}  {:>14}  {:>12}{}\n", bold, "target", pw,
+                     "memory used / cap", "OOM", "CPUs used / cap", "throttled", "ops/CPU-s", "RSS growth/op",
+                     "CPU wait/s", reset);
     for (const auto& p : r.phases) {
       if (!p.resources.contains("cgroup")) continue;
       const auto& c = p.resources["cgroup"];
@@ -172,8 +173,12 @@ std::string terminal_summary(const run_report& r, bool color) {
       const std::string growth =
           t.contains("rss_growth_per_op_bytes") ? format_bytes(t["rss_growth_per_op_bytes"].get<double>()) : "-";
       const std::string per_cpu_s = t.contains("ops_per_cpu_s") ? format_count(t["ops_per_cpu_s"].get<double>()) : "-";
-      s += fmt::format("{:<{}}  {:>22}  {:>6}  {:>16}  {:>11}  {:>10}  {:>14}\n", p.name, pw, mem, oom, cpu, thr,
-                       per_cpu_s, growth);
+      // Run-queue wait: how long per second its threads were runnable but had no CPU.
+      const std::string wait = t.contains("run_queue_wait_ms_per_s")
+                                   ? format_duration_us(t["run_queue_wait_ms_per_s"].get<double>() * 1e3)
+                                   : "-";
+      s += fmt::format("{:<{}}  {:>22}  {:>6}  {:>16}  {:>11}  {:>10}  {:>14}  {:>12}\n", p.name, pw, mem, oom, cpu,
+                       thr, per_cpu_s, growth, wait);
     }
   }
   bool any_injection = false;

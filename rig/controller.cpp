@@ -102,6 +102,11 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
     j["voluntary_ctx_switches"] = last->voluntary_ctx - std::min(last->voluntary_ctx, first->voluntary_ctx);
     j["involuntary_ctx_switches"] = last->involuntary_ctx - std::min(last->involuntary_ctx, first->involuntary_ctx);
     j["ctx_switches"] = j["voluntary_ctx_switches"].get<uint64_t>() + j["involuntary_ctx_switches"].get<uint64_t>();
+    // Run-queue wait: runnable but not running (the ready time of a VM's vCPU), per second of the phase.
+    const double wall_s = double(last->t_ns - first->t_ns) / 1e9;
+    const double wait_s = double(last->run_queue_wait_ns - std::min(last->run_queue_wait_ns, first->run_queue_wait_ns)) / 1e9;
+    j["run_queue_wait_s"] = wait_s;
+    j["run_queue_wait_ms_per_s"] = wall_s > 0 ? wait_s * 1e3 / wall_s : 0.0;
     return j;
   };
   json target = proc_summary([](const resource_sample& s) -> const std::optional<proc_sample>& { return s.target; });

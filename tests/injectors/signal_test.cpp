@@ -1,0 +1,162 @@
+// pause, kill and noise against real processes: a plain child, and the real rig with its
+// built-in target.
+#include <doctest/doctest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <thread>
+
+#include "../helpers.hpp"
+#include "core/cgroup.hpp"
+#include "core/clock.hpp"
+#include "injectors/resource_injectors.hpp"
+#include "injectors/signal_injectors.hpp"
+
+using namespace rig;
+using rig::testing::bind_text;
+using rig::testing::run_args;
+using rig::testing::run_rig;
+using rig::testing::slurp;
+using rig::testing::temp_dir;
+
+namespace {
+
+char state_of(pid_t pid) {
+  const std::string s = slurp("/proc/" + std::to_string(pid) + "/stat");
+  return s[s.rfind(')') + 2];
+}
+
+std::string pause_and_kill_scenario(const std::string& checks) {
+  return R"(name = "signals"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+connections = 2
+rate = "500/s"
+timeout = "1s"
+[injectors.freeze]
+kind = "pause"
+period = "1s"
+pause_for = "300ms"
+[injectors.crash]
+kind = "kill"
+at = "500ms"
+[[phases]]
+name = "baseline"
+duration = "1s"
+[[phases]]
+name = "frozen"
+duration = "2s"
+inject = ["freeze"]
+[[phases]]
+name = "crash"
+duration = "3s"
+inject = ["crash"]
+[[phases]]
+name = "never"
+duration = "1s"
+)" + checks;
+}
+
+}  // namespace
+
+TEST_CASE("pause: the process is stopped at once, read back, continued on schedule, never left stopped") {
+  auto child = child_process::spawn({.argv = {"/bin/sleep", "30"}});
+  run_context ctx;
+  ctx.target_kind = "command";
+  ctx.target_pid = child.pid();
+  auto inj = make_pause(bind_text(pause_options(), "period = \"200ms\"\npause_for = \"50ms\"\n"));
+  REQUIRE(inj->probe(ctx).ok);
+  inj->apply(ctx);
+  const auto v = inj->verify(ctx);
+  INFO(v.text);
+  CHECK(v.ok);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // between pauses
+  CHECK(state_of(child.pid()) == 'S');
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const auto m = inj->measure(ctx);
+  CHECK(m["pauses"].get<int>() >= 3);
+  CHECK(m["paused_s"].get<double>() == doctest::Approx(0.05 * m["pauses"].get<int>()).epsilon(0.5));
+  inj->revert(ctx);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(state_of(child.pid()) == 'S');  // running (sleeping in nanosleep), not stopped
+  child.stop();
+}
+
+TEST_CASE("pause and kill in a run: the pause shows as latency, the kill as the target's exit, expected by the checks") {
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml")
+      << pause_and_kill_scenario("[expect]\nchecks = [\"events.target_exit >= 1\", \"frozen.rr.latency.p99 > 200ms\"]\n");
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 0);
+  const auto r = run.report();
+  CHECK(r["status"] == "ok");
+  const auto& frozen = r["phases"][1];
+  CHECK(frozen["injections"][0]["verified"] == true);
+  CHECK(frozen["injections"][0]["measured"]["pauses"].get<int>() >= 2);
+  const auto& crash = r["phases"][2];
+  CHECK(crash["completed"] == false);
+  CHECK(crash["injections"][0]["measured"]["sent"] == true);
+  CHECK(crash["injections"][0]["measured"]["sent_at_s"].get<double>() == doctest::Approx(0.5).epsilon(0.1));
+  CHECK(r["phases"].size() == 3);  // "never" did not run
+  bool exit_event = false;
+  for (const auto& e : r["events"])
+    exit_event = exit_event || (e["kind"] == "target_exit" &&
+                                e["detail"].get<std::string>().find("killed by signal 9") != std::string::npos);
+  CHECK(exit_event);
+  const pid_t target = r["target"]["pid"].get<pid_t>();
+  CHECK(::kill(target, 0) == -1);
+}
+
+TEST_CASE("a kill no check expects: exit 4 with the report written") {
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml") << pause_and_kill_scenario("");
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  CHECK(run.code == 4);
+  const auto r = run.report();
+  CHECK(r["status"] == "failed");
+  CHECK(r["failure"].get<std::string>().find("during phase crash") != std::string::npos);
+}
+
+TEST_CASE("pause_for must be shorter than period, and kill signals are named") {
+  temp_dir tmp;
+  std::string text = pause_and_kill_scenario("");
+  text.replace(text.find("pause_for = \"300ms\""), 19, "pause_for = \"2s\"");
+  text.replace(text.find("at = \"500ms\""), 12, "at = \"500ms\"\nsignal = \"SIGKIL\"");
+  std::ofstream(tmp.path + "/s.toml") << text;
+  const auto run = run_rig({"validate", tmp.path + "/s.toml"}, tmp.path);
+  CHECK(run.code == 2);
+  CHECK(run.err.find("'pause_for' in [injectors.freeze] (2s) must be shorter than 'period' (1s)") != std::string::npos);
+  CHECK(run.err.find("SIGKILL") != std::string::npos);  // did you mean
+}
+
+TEST_CASE("noisy-neighbour.toml: spinning threads on the target's CPU raise its run-queue wait") {
+  if (::geteuid() != 0 || !cgroup_layout::detect().find("cpuset")) {
+    MESSAGE("skipped: pinning the target needs root and the cpuset controller");
+    return;
+  }
+  if (std::thread::hardware_concurrency() < 2) {
+    MESSAGE("skipped: the scenario pins to CPU 1, which a 1-CPU host does not have");
+    return;
+  }
+  temp_dir tmp;
+  const auto run = run_rig(run_args(RIG_SOURCE_DIR "/scenarios/noisy-neighbour.toml", tmp.path,
+                                    {{"baseline", "2s"}, {"noisy", "3s"}, {"quiet", "2s"}}),
+                           tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 0);
+  const auto r = run.report();
+  const auto& noise = r["phases"][1]["injections"][1];
+  CHECK(noise["verified"] == true);
+  CHECK(noise["measured"]["pinned"] == 3);
+  CHECK(noise["measured"]["noise_cpus"].get<double>() > 0.5);
+  const double base = r["phases"][0]["resources"]["target"]["run_queue_wait_ms_per_s"].get<double>();
+  const double noisy = r["phases"][1]["resources"]["target"]["run_queue_wait_ms_per_s"].get<double>();
+  MESSAGE("run-queue wait of the target: " << base << " ms/s alone, " << noisy << " ms/s beside the noise");
+  CHECK(noisy > 5 * base);
+  MESSAGE("involuntary context switches: " << r["phases"][0]["resources"]["target"]["involuntary_ctx_switches"]
+                                           << " alone, " << r["phases"][1]["resources"]["target"]["involuntary_ctx_switches"]
+                                           << " beside the noise");
+}
