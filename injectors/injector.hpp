@@ -15,6 +15,7 @@ namespace rig {
 
 class cgroup;
 class cgroup_layout;
+class preload_shim;
 class toxic_proxy;
 class veth_network;
 
@@ -37,6 +38,8 @@ struct run_context {
   const cgroup_layout* cgroups = nullptr;  // the host's hierarchies
   cgroup* target_cgroup = nullptr;         // the target's own cgroup, when an injector needs one
   std::string run_dir;                     // where the run writes (the built-in target's WAL lives here)
+  preload_shim* shim = nullptr;            // the LD_PRELOAD shim in the target, when an injector needs it
+  std::string shim_missing;                // else why the target cannot take it
 };
 
 struct probe_result {
@@ -65,6 +68,9 @@ class injector {
   // True when the injector reaches into the target's sockets, so the target must start
   // with a way in (the built-in target's control channel, or the preload shim).
   virtual bool needs_target_sockets() const { return false; }
+  // True when the injector reaches into the target through the LD_PRELOAD shim itself
+  // (file faults), whatever way its sockets are reached.
+  virtual bool needs_preload() const { return false; }
   // True when the injector acts on the veth between the rig's network namespace and the
   // target's, so the run must put the target and the workloads there.
   virtual bool needs_namespaces() const { return false; }

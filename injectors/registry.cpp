@@ -1,3 +1,4 @@
+#include "injectors/file_faults.hpp"
 #include "injectors/injector.hpp"
 #include "injectors/proxy.hpp"
 #include "injectors/proxy_injector.hpp"
@@ -37,6 +38,10 @@ const std::vector<injector_kind>& injector_kinds() {
        &probe_disk_host},
       {"noise", "a noisy neighbour: threads spinning on the target's CPUs", &noise_options,
        [](const std::string&, const option_values& v) { return make_noise(v); }, &check_noise},
+      {"file_faults", "delays and errors (EIO) on fsync, write or read of the target's files under a path, through "
+                      "the preload shim",
+       &file_faults_options, [](const std::string&, const option_values& v) { return make_file_faults(v); },
+       &check_file_faults, &probe_file_faults_host},
       {"pause", "the target stopped (SIGSTOP) for pause_for every period, then continued", &pause_options,
        [](const std::string&, const option_values& v) { return make_pause(v); }, &check_pause},
       {"kill", "a signal (SIGKILL by default) to the target at a set time into the phase", &kill_options,

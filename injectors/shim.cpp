@@ -6,6 +6,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
@@ -77,6 +79,9 @@ socket_report preload_shim::publish_and_wait() {
       r.counters["nodelay_forced"] += load(&p.nodelay_forced);
       r.counters["sndbuf_clamped"] += load(&p.sndbuf_clamped);
       r.counters["rcvbuf_clamped"] += load(&p.rcvbuf_clamped);
+      r.counters["file_calls"] += load(&p.file_calls);
+      r.counters["file_delayed"] += load(&p.file_delayed);
+      r.counters["file_failed"] += load(&p.file_failed);
     }
     r.counters["processes"] = processes;
     if (all || mono_ns() > deadline) {
@@ -106,6 +111,21 @@ socket_policy preload_shim::socket_policy_now() {
   if (const int32_t v = load(&ctl_->sndbuf); v != RIG_SHIM_LEAVE) p.send_buffer = v;
   if (const int32_t v = load(&ctl_->rcvbuf); v != RIG_SHIM_LEAVE) p.receive_buffer = v;
   return p;
+}
+
+socket_report preload_shim::set_file_faults(uint32_t ops, const std::string& prefix, double probability,
+                                            int64_t delay_ns, int error) {
+  if (prefix.size() >= RIG_SHIM_PREFIX_MAX)
+    throw std::runtime_error(fmt::format("path prefix longer than {} bytes: {}", RIG_SHIM_PREFIX_MAX - 1, prefix));
+  // Off first, so no process ever reads a half-written prefix with faults on.
+  store(&ctl_->fault_ops, 0u);
+  std::memset(ctl_->fault_prefix, 0, sizeof ctl_->fault_prefix);
+  std::memcpy(ctl_->fault_prefix, prefix.data(), prefix.size());
+  store(&ctl_->fault_ppm, uint32_t(std::llround(std::clamp(probability, 0.0, 1.0) * 1e6)));
+  store(&ctl_->fault_errno, int32_t(error));
+  store(&ctl_->fault_delay_ns, delay_ns);
+  store(&ctl_->fault_ops, ops);
+  return publish_and_wait();
 }
 
 void preload_shim::reset_socket_policy(const socket_policy& prior) {

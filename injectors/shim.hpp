@@ -23,6 +23,14 @@ class preload_shim final : public socket_tunable {
   // Environment additions for the target: LD_PRELOAD (prepended to any it had) and the fd number.
   std::vector<std::string> environment(const std::string& library) const;
 
+  // File faults in the target: on calls of the kinds in `ops` (RIG_SHIM_OP_* bits) on files
+  // whose path starts with `prefix`, with probability `probability`: a delay, then a failure
+  // with `error` (0: none). ops 0 turns them off. Returns once every process applied it;
+  // counters: file_calls, file_delayed, file_failed, processes.
+  socket_report set_file_faults(uint32_t ops, const std::string& prefix, double probability, int64_t delay_ns,
+                                int error);
+  socket_report file_fault_report() { return publish_and_wait(); }
+
   socket_report set_socket_policy(const socket_policy& p) override;
   socket_report check_socket_policy(const socket_policy& p) override;
   socket_policy socket_policy_now() override;

@@ -271,10 +271,11 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     ctx.workloads.push_back({"workload " + sc.workloads[i].name, workloads[i]->sockets(), "the rig's own sockets (workload " + sc.workloads[i].name + ")"});
   // The way into the target's sockets: its control channel, or the preload shim for a
   // program rig starts (loaded only when an injector needs it).
-  bool want_target_sockets = false, want_namespaces = false;
+  bool want_target_sockets = false, want_namespaces = false, want_preload = false;
   for (const auto& [name, inj] : injectors) {
     want_target_sockets = want_target_sockets || inj->needs_target_sockets();
     want_namespaces = want_namespaces || inj->needs_namespaces();
+    want_preload = want_preload || inj->needs_preload();
   }
   std::unique_ptr<preload_shim> shim;
   std::unique_ptr<toxic_proxy> proxy;
@@ -291,25 +292,32 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     ctx.workloads.push_back({"proxy", proxy->upstream_sockets(), "the sockets of rig's proxy to the target"});
   }
   target_env tenv;
-  if (tgt->sockets()) {
-    ctx.target_sockets = {"target", tgt->sockets(), "the built-in target's control channel"};
-  } else if (auto exe = tgt->preload_executable()) {
+  // The preload shim goes into a target rig starts when an injector reaches in through it:
+  // its sockets (where the target has no control channel of its own) or its file I/O.
+  const bool sockets_via_shim = want_target_sockets && !tgt->sockets();
+  if (auto exe = tgt->preload_executable()) {
     std::string why;
     if (auto unreachable = preload_unreachable(*exe)) {
-      ctx.target_sockets_missing = *unreachable;
+      ctx.shim_missing = *unreachable;
     } else if (auto lib = preload_library(opts.rig_exe, &why)) {
-      if (want_target_sockets) {
+      if (sockets_via_shim || want_preload) {
         shim = std::make_unique<preload_shim>();
         tenv.env = shim->environment(*lib);
         tenv.inherit_fds.push_back({shim->control_fd(), RIG_SHIM_FD_NUMBER});
-        ctx.target_sockets = {"target", shim.get(), "the LD_PRELOAD shim in the target"};
+        ctx.shim = shim.get();
       }
     } else {
-      ctx.target_sockets_missing = why;
+      ctx.shim_missing = why;
     }
   } else {
-    ctx.target_sockets_missing = "the " + sc.target.kind + " target is a process rig did not start";
+    ctx.shim_missing = "the " + sc.target.kind + " target is a process rig did not start";
   }
+  if (tgt->sockets())
+    ctx.target_sockets = {"target", tgt->sockets(), "the built-in target's control channel"};
+  else if (shim && sockets_via_shim)
+    ctx.target_sockets = {"target", shim.get(), "the LD_PRELOAD shim in the target"};
+  else
+    ctx.target_sockets_missing = ctx.shim_missing;
   bool probes_ok = true;
   for (const auto& [name, inj] : injectors) {
     const auto pr = inj->probe(ctx);

@@ -46,8 +46,8 @@ class builtin_target final : public target, public socket_tunable {
     }
     log_path_ = env.run_dir + "/target.log";
     child_ = child_process::spawn(
-        {.argv = argv, .capture_stdout = true, .stderr_path = log_path_, .netns_fd = env.netns_fd,
-         .cgroup_procs = env.cgroup_procs});
+        {.argv = argv, .capture_stdout = true, .stderr_path = log_path_, .env = env.env,
+         .inherit_fds = env.inherit_fds, .netns_fd = env.netns_fd, .cgroup_procs = env.cgroup_procs});
     auto line = child_.read_line(10'000);
     unsigned port = 0;
     if (!line || std::sscanf(line->c_str(), ("listening " + env.host + ":%u").c_str(), &port) != 1) {
@@ -75,6 +75,8 @@ class builtin_target final : public target, public socket_tunable {
     return control_client::parse_pairs(control_.request("stats"));
   }
   socket_tunable* sockets() override { return this; }
+  // `rig target` is this very binary: dynamically linked, so the shim can reach its file I/O.
+  std::optional<std::string> preload_executable() const override { return self_exe(); }
   nlohmann::json describe() const override {
     return {{"kind", "builtin"}, {"pid", child_.pid()}, {"host", host_}, {"port", port_}, {"params", opts_.to_json()}};
   }

@@ -1,6 +1,7 @@
 /* rig's LD_PRELOAD shim: reaches inside an unmodified program to force TCP_NODELAY off
    and clamp SO_SNDBUF/SO_RCVBUF, as rig's control page says, on the program's TCP
-   sockets — those open now and those it opens later — and reports what it touched.
+   sockets — those open now and those it opens later — to delay or fail fsync, write and
+   read on files under a path, and reports what it touched.
    Inert when the program was not started by rig with a control page. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -13,6 +14,8 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
+#include <stdio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,7 +30,21 @@ struct fd_state {
   int32_t app_rcvbuf;
   int32_t orig_sndbuf;  /* the size before the shim first clamped it (0: not clamped) */
   int32_t orig_rcvbuf;
+  uint32_t fault_gen;   /* the fault configuration fault_match was decided under (0: never) */
+  uint8_t fault_match;  /* the fd is a file under the fault prefix */
 };
+
+/* The file-fault configuration, copied from the control page by the watcher when the
+   generation changes; published as an immutable object (old ones are kept: a phase
+   change leaks a few hundred bytes, and no reader can see a freed one). */
+struct fault_cfg {
+  uint32_t gen, ops, ppm;
+  int32_t err;
+  int64_t delay_ns;
+  size_t prefix_len;
+  char prefix[RIG_SHIM_PREFIX_MAX];
+};
+static struct fault_cfg* faults;
 
 static struct rig_shim_control* ctl;
 static struct rig_shim_proc* me;
@@ -99,9 +116,31 @@ static int apply_fd(int fd, int32_t nodelay, int32_t sndbuf, int32_t rcvbuf) {
   return ok;
 }
 
+static void load_faults(uint32_t gen) {
+  const uint32_t ops = load(&ctl->fault_ops);
+  const struct fault_cfg* cur = __atomic_load_n(&faults, __ATOMIC_ACQUIRE);
+  if (!ops && !cur) return;
+  if (!ops) {
+    __atomic_store_n(&faults, (struct fault_cfg*)NULL, __ATOMIC_RELEASE);
+    return;
+  }
+  struct fault_cfg* c = calloc(1, sizeof *c);
+  if (!c) return;
+  c->gen = gen ? gen : 1;
+  c->ops = ops;
+  c->ppm = load(&ctl->fault_ppm);
+  c->err = load_i(&ctl->fault_errno);
+  c->delay_ns = __atomic_load_n(&ctl->fault_delay_ns, __ATOMIC_ACQUIRE);
+  memcpy(c->prefix, ctl->fault_prefix, sizeof c->prefix);
+  c->prefix[sizeof c->prefix - 1] = 0;
+  c->prefix_len = strlen(c->prefix);
+  __atomic_store_n(&faults, c, __ATOMIC_RELEASE);
+}
+
 static void apply_all(void) {
   if (!ctl || !fds) return;
   const uint32_t gen = load(&ctl->generation);
+  load_faults(gen);
   const int32_t nodelay = load_i(&ctl->nodelay), sndbuf = load_i(&ctl->sndbuf), rcvbuf = load_i(&ctl->rcvbuf);
   uint32_t sockets = 0, matching = 0;
   pthread_mutex_lock(&mu);
@@ -243,6 +282,11 @@ int setsockopt(int fd, int level, int name, const void* val, socklen_t len) {
   return real_setsockopt(fd, level, name, override ? (const void*)&forced : val, override ? sizeof forced : len);
 }
 
+/* The fd's path no longer holds: decide again on its next call. */
+static void forget_fd(int fd) {
+  if (ctl && fds && fd >= 0 && fd < MAX_FDS) __atomic_store_n(&fds[fd].fault_gen, 0u, __ATOMIC_RELAXED);
+}
+
 int close(int fd) {
   if (!real_close) real_close = dlsym(RTLD_NEXT, "close");
   if (tracked(fd)) {
@@ -250,5 +294,115 @@ int close(int fd) {
     fds[fd].tcp = 0;
     pthread_mutex_unlock(&mu);
   }
+  forget_fd(fd);
   return real_close(fd);
+}
+
+int dup2(int from, int to) {
+  static int (*real)(int, int);
+  if (!real) real = dlsym(RTLD_NEXT, "dup2");
+  forget_fd(to);
+  return real(from, to);
+}
+
+int dup3(int from, int to, int flags) {
+  static int (*real)(int, int, int);
+  if (!real) real = dlsym(RTLD_NEXT, "dup3");
+  forget_fd(to);
+  return real(from, to, flags);
+}
+
+/* A per-thread xorshift: the fault's dice, no lock. */
+static uint32_t roll_ppm(void) {
+  static __thread uint64_t x;
+  if (!x) x = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)&x ^ (uint64_t)time(NULL);
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return (uint32_t)(x % 1000000u);
+}
+
+/* Before a call of kind `op` on fd: 0 to go on, -1 (errno set) to fail it. Costs one
+   atomic load while no file faults are configured. */
+static int file_fault(int fd, uint32_t op) {
+  const struct fault_cfg* c = __atomic_load_n(&faults, __ATOMIC_ACQUIRE);
+  if (!c || !(c->ops & op) || !fds || fd < 0 || fd >= MAX_FDS) return 0;
+  struct fd_state* st = &fds[fd];
+  if (__atomic_load_n(&st->fault_gen, __ATOMIC_RELAXED) != c->gen) {
+    char link[32], path[RIG_SHIM_PREFIX_MAX + 1];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    const ssize_t n = readlink(link, path, sizeof path - 1);
+    path[n > 0 ? n : 0] = 0;
+    st->fault_match = n > 0 && (size_t)n >= c->prefix_len && strncmp(path, c->prefix, c->prefix_len) == 0;
+    __atomic_store_n(&st->fault_gen, c->gen, __ATOMIC_RELAXED);
+  }
+  if (!st->fault_match) return 0;
+  if (me) bump(&me->file_calls);
+  if (roll_ppm() >= c->ppm) return 0;
+  if (c->delay_ns > 0) {
+    struct timespec d = {(time_t)(c->delay_ns / 1000000000), (long)(c->delay_ns % 1000000000)};
+    while (nanosleep(&d, &d) != 0 && errno == EINTR) {
+    }
+    if (me) bump(&me->file_delayed);
+  }
+  if (c->err) {
+    if (me) bump(&me->file_failed);
+    errno = c->err;
+    return -1;
+  }
+  return 0;
+}
+
+#define REAL(name)                          \
+  static __typeof__(&name) real_##name;     \
+  if (!real_##name) real_##name = (__typeof__(&name))dlsym(RTLD_NEXT, #name)
+
+int fsync(int fd) {
+  REAL(fsync);
+  return file_fault(fd, RIG_SHIM_OP_FSYNC) ? -1 : real_fsync(fd);
+}
+
+int fdatasync(int fd) {
+  REAL(fdatasync);
+  return file_fault(fd, RIG_SHIM_OP_FSYNC) ? -1 : real_fdatasync(fd);
+}
+
+ssize_t write(int fd, const void* buf, size_t n) {
+  REAL(write);
+  return file_fault(fd, RIG_SHIM_OP_WRITE) ? -1 : real_write(fd, buf, n);
+}
+
+ssize_t pwrite(int fd, const void* buf, size_t n, off_t at) {
+  REAL(pwrite);
+  return file_fault(fd, RIG_SHIM_OP_WRITE) ? -1 : real_pwrite(fd, buf, n, at);
+}
+
+ssize_t pwrite64(int fd, const void* buf, size_t n, off64_t at) {
+  REAL(pwrite64);
+  return file_fault(fd, RIG_SHIM_OP_WRITE) ? -1 : real_pwrite64(fd, buf, n, at);
+}
+
+ssize_t writev(int fd, const struct iovec* iov, int n) {
+  REAL(writev);
+  return file_fault(fd, RIG_SHIM_OP_WRITE) ? -1 : real_writev(fd, iov, n);
+}
+
+ssize_t read(int fd, void* buf, size_t n) {
+  REAL(read);
+  return file_fault(fd, RIG_SHIM_OP_READ) ? -1 : real_read(fd, buf, n);
+}
+
+ssize_t pread(int fd, void* buf, size_t n, off_t at) {
+  REAL(pread);
+  return file_fault(fd, RIG_SHIM_OP_READ) ? -1 : real_pread(fd, buf, n, at);
+}
+
+ssize_t pread64(int fd, void* buf, size_t n, off64_t at) {
+  REAL(pread64);
+  return file_fault(fd, RIG_SHIM_OP_READ) ? -1 : real_pread64(fd, buf, n, at);
+}
+
+ssize_t readv(int fd, const struct iovec* iov, int n) {
+  REAL(readv);
+  return file_fault(fd, RIG_SHIM_OP_READ) ? -1 : real_readv(fd, iov, n);
 }

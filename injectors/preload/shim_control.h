@@ -6,13 +6,19 @@
 #include <stdint.h>
 
 #define RIG_SHIM_MAGIC 0x52494753u /* "RIGS" */
-#define RIG_SHIM_VERSION 1u
+#define RIG_SHIM_VERSION 2u
 #define RIG_SHIM_MAX_PROCS 64
 #define RIG_SHIM_FD_ENV "RIG_SHIM_FD"      /* fd number of the control memfd in the target */
 #define RIG_SHIM_FD_NUMBER 231             /* where rig places it between fork and exec */
 
 /* A policy field: leave the program's own choice, or force a value. */
 #define RIG_SHIM_LEAVE (-1)
+
+/* File faults: calls on files whose path starts with fault_prefix. */
+#define RIG_SHIM_OP_FSYNC 1u /* fsync, fdatasync */
+#define RIG_SHIM_OP_WRITE 2u /* write, pwrite, pwrite64, writev */
+#define RIG_SHIM_OP_READ 4u  /* read, pread, pread64, readv */
+#define RIG_SHIM_PREFIX_MAX 256
 
 struct rig_shim_proc {
   int32_t pid;                 /* 0: free slot */
@@ -23,6 +29,9 @@ struct rig_shim_proc {
   uint32_t nodelay_forced;     /* sockets set to TCP_NODELAY=0 by the shim */
   uint32_t setsockopt_overridden; /* program calls whose value the shim replaced */
   uint32_t sndbuf_clamped, rcvbuf_clamped;
+  uint32_t file_calls;     /* calls of the faulted kinds on files under the prefix, faults on */
+  uint32_t file_delayed;   /* of those, how many the shim delayed */
+  uint32_t file_failed;    /* and how many it failed with fault_errno */
 };
 
 struct rig_shim_control {
@@ -31,6 +40,12 @@ struct rig_shim_control {
   int32_t nodelay;       /* RIG_SHIM_LEAVE, 0 (off) or 1 (on) */
   int32_t sndbuf;        /* RIG_SHIM_LEAVE or bytes */
   int32_t rcvbuf;        /* RIG_SHIM_LEAVE or bytes */
+  uint32_t fault_ops;    /* RIG_SHIM_OP_* bits; 0: no file faults */
+  uint32_t fault_ppm;    /* probability of a fault per call, in millionths */
+  int32_t fault_errno;   /* 0: delay only */
+  int32_t fault_pad;
+  int64_t fault_delay_ns;
+  char fault_prefix[RIG_SHIM_PREFIX_MAX];
   struct rig_shim_proc procs[RIG_SHIM_MAX_PROCS];
 };
 

@@ -10,6 +10,7 @@
 
 #include "../helpers.hpp"
 #include "core/cgroup.hpp"
+#include "injectors/file_faults.hpp"
 #include "injectors/resource_injectors.hpp"
 
 using namespace rig;
@@ -310,12 +311,15 @@ TEST_CASE("slow-disk.toml: disk latency becomes request latency, phase by phase"
   if (!can_cap({"io"})) return;
   temp_dir tmp;
   const auto run = run_rig(run_args(RIG_SOURCE_DIR "/scenarios/slow-disk.toml", tmp.path,
-                                    {{"baseline", "1s"}, {"slow_disk", "2s"}, {"stalling_disk", "3s"}, {"recovery", "1s"}}),
+                                    {{"baseline", "1s"}, {"slow_disk", "2s"}, {"flaky_controller", "4s"},
+                                     {"failing_disk", "3s"}, {"recovery", "1s"}}),
                            tmp.path);
   INFO(run.stdout_text() << run.err);
   CHECK(run.code == 0);
   const auto r = run.report();
-  CHECK(r["phases"][1]["injections"][0]["verification"].get<std::string>().find("write ops 100/s") != std::string::npos);
+  CHECK(r["phases"][1]["injections"][0]["verification"].get<std::string>().find("write ops 75/s") != std::string::npos);
+  CHECK(r["phases"][3]["injections"][0]["measured"]["failed"].get<int>() ==
+        r["phases"][3]["workloads"]["rr"]["errors"]["closed"].get<int>());  // each failed write, one failed request
   check_cgroup_gone(r);
 }
 
@@ -329,4 +333,94 @@ TEST_CASE("disk on a path with no block device is refused at probe, naming it") 
   const auto p = inj->probe(ctx);
   CHECK_FALSE(p.ok);
   CHECK(p.reason.find("/proc is on a file system with no block device") != std::string::npos);
+}
+
+TEST_CASE("file_faults through the shim: fsync delayed or failed with EIO at the asked probability, counted, reverted") {
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "ff"
+[target]
+kind = "builtin"
+wal = true
+[workloads.rr]
+kind = "tcp"
+connections = 2
+rate = "200/s"
+timeout = "2s"
+[injectors.slow_fsync]
+kind = "file_faults"
+delay = "5ms"
+error = "none"
+probability = 0.5
+[injectors.eio]
+kind = "file_faults"
+ops = ["fsync"]
+probability = 0.2
+[[phases]]
+name = "baseline"
+duration = "1s"
+[[phases]]
+name = "slow"
+duration = "2s"
+inject = ["slow_fsync"]
+[[phases]]
+name = "eio"
+duration = "2s"
+inject = ["eio"]
+[[phases]]
+name = "after"
+duration = "1s"
+)";
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto r = run.report();
+  const auto& slow = r["phases"][1]["injections"][0];
+  CHECK(slow["verified"] == true);
+  CHECK(slow["measured"]["processes"] == 1);
+  const double calls = slow["measured"]["calls"].get<double>(), delayed = slow["measured"]["delayed"].get<double>();
+  MESSAGE("fsync delay at p=0.5: " << delayed << " of " << calls << " calls delayed");
+  CHECK(calls > 100);
+  CHECK(delayed / calls == doctest::Approx(0.5).epsilon(0.25));
+  CHECK(r["phases"][1]["workloads"]["rr"]["latency_us"]["p99"].get<double>() > 5000);
+  const auto& eio = r["phases"][2]["injections"][0];
+  const double failed = eio["measured"]["failed"].get<double>(), eio_calls = eio["measured"]["calls"].get<double>();
+  MESSAGE("fsync EIO at p=0.2: " << failed << " of " << eio_calls << " calls failed");
+  CHECK(failed / eio_calls == doctest::Approx(0.2).epsilon(0.4));
+  CHECK(r["phases"][2]["workloads"]["rr"]["errors"]["closed"].get<double>() == failed);
+  CHECK(r["phases"][3]["workloads"]["rr"]["ops"].get<int>() > 150);  // reverted: no errors after
+  for (const auto& [k, n] : r["phases"][3]["workloads"]["rr"]["errors"].items()) CHECK_MESSAGE(n == 0, k);
+}
+
+TEST_CASE("file_faults: bad ops and a fault that does nothing are refused, a static target cannot take the shim") {
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "bad"
+[target]
+kind = "builtin"
+wal = true
+[workloads.rr]
+kind = "tcp"
+[injectors.a]
+kind = "file_faults"
+ops = ["fsnyc"]
+[injectors.b]
+kind = "file_faults"
+error = "none"
+path_prefix = "relative/dir"
+[[phases]]
+name = "p"
+duration = "1s"
+inject = ["a", "b"]
+)";
+  const auto run = run_rig({"validate", tmp.path + "/s.toml"}, tmp.path);
+  CHECK(run.code == 2);
+  CHECK(run.err.find("'fsnyc'; did you mean 'fsync'?") != std::string::npos);
+  CHECK(run.err.find("does nothing: give a delay or an error") != std::string::npos);
+  CHECK(run.err.find("'path_prefix' in [injectors.b] must be an absolute path") != std::string::npos);
+
+  run_context ctx;
+  ctx.shim_missing = std::string(STATIC_SERVER) + " is statically linked: LD_PRELOAD cannot reach its sockets";
+  auto inj = make_file_faults(rig::testing::bind_text(file_faults_options(), "probability = 0.5\n"));
+  const auto p = inj->probe(ctx);
+  CHECK_FALSE(p.ok);
+  CHECK(p.reason.find("statically linked") != std::string::npos);
 }
