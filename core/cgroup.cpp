@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/journal.hpp"
 
 namespace rig {
 
@@ -64,6 +65,19 @@ void make_dir(const std::string& path, std::vector<std::string>* created, bool m
   if (errno == EEXIST && !must_be_new) return;
   throw_system_error("mkdir " + path, errno,
                      errno == EEXIST ? "a cgroup of that name exists already" : "rig needs root to make cgroups");
+}
+
+// A run's cgroup directory, journaled first (on a real cgroupfs) so `rig cleanup` can
+// remove it should this rig be killed; a failed mkdir is no change to undo.
+void journaled_mkdir(const std::string& path, std::vector<std::string>& created) {
+  const bool real = is_cgroupfs(parent_of(path));
+  if (real) journal::self().record("cgroup " + path);
+  try {
+    make_dir(path, &created, true);
+  } catch (...) {
+    if (real) journal::self().done("cgroup " + path);
+    throw;
+  }
 }
 
 // Removes a cgroup directory: a run's (retried while the kernel lets go of it), or a rig/
@@ -214,7 +228,7 @@ cgroup cgroup::create(const cgroup_layout& layout, const std::string& name, cons
           for (const char* f : {"cpuset.cpus", "cpuset.mems"})
             if (read_control(parent + "/" + f).empty()) write_control(parent + "/" + f, read_control(h->mount + "/" + f));
         }
-        make_dir(path, &g.created_, true);
+        journaled_mkdir(path, g.created_);
         if (c == "cpuset")
           for (const char* f : {"cpuset.cpus", "cpuset.mems"}) write_control(path + "/" + f, read_control(parent + "/" + f));
       }
@@ -233,13 +247,14 @@ cgroup cgroup::create(const cgroup_layout& layout, const std::string& name, cons
       }
       for (const auto& c : v2_enable)
         if (!before.count(c)) {
-          write_control(top + "/cgroup.subtree_control", "+" + c);
+          if (is_cgroupfs(top)) journal::self().record("subtree " + top + " " + c);
           g.enabled_at_top_.push_back({top, c});
+          write_control(top + "/cgroup.subtree_control", "+" + c);
         }
       make_dir(parent, nullptr, false);
       g.parents_.push_back(parent);
       write_control(parent + "/cgroup.subtree_control", subtree);
-      make_dir(path, &g.created_, true);
+      journaled_mkdir(path, g.created_);
       for (const auto& c : v2_enable) g.dirs_[c] = {cg_version::v2, path, top};
     }
   } catch (...) {
@@ -514,9 +529,14 @@ std::string cgroup::destroy() noexcept {
     // run ends last removes them).
     const bool real = !created_.empty() && is_cgroupfs(created_.front());
     bool rig_dir_gone = true;
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it)
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
       if (!remove_dir(*it, real, true)) failed += (failed.empty() ? "" : ", ") + *it + " (" + strerror(errno) + ")";
+      else if (real) journal::self().done("cgroup " + *it);
+    }
     for (const auto& p : parents_) rig_dir_gone = remove_dir(p, real, false) && rig_dir_gone;
+    // With rig/ still used by another run, the controllers it needs stay handed down.
+    if (!rig_dir_gone && real)
+      for (const auto& [top, c] : enabled_at_top_) journal::self().done("subtree " + top + " " + c);
     if (rig_dir_gone)
       for (const auto& [top, c] : enabled_at_top_) {
         try {
@@ -524,6 +544,7 @@ std::string cgroup::destroy() noexcept {
         } catch (...) {
           // Another cgroup of the host has come to use it meanwhile: it stays on.
         }
+        if (real) journal::self().done("subtree " + top + " " + c);
       }
   } catch (const std::exception& e) {
     failed += e.what();

@@ -14,6 +14,7 @@
 #include "core/cgroup.hpp"
 #include "core/clock.hpp"
 #include "core/host.hpp"
+#include "core/journal.hpp"
 #include "core/netns.hpp"
 #include "core/veth_network.hpp"
 #include "core/sampler.hpp"
@@ -251,6 +252,15 @@ workload_phase_result summarize(const std::string& name, const phase_stats& s, d
 int run_scenario(const scenario& sc, const run_options& opts) {
   std::ostream& out = opts.out ? *opts.out : std::cout;
   const bool tty = opts.out == nullptr && isatty(STDOUT_FILENO);
+
+  // A rig killed mid-run left changes on this host: undo them first.
+  if (const auto stale = stale_journals(); !stale.empty()) {
+    std::cerr << fmt::format("rig: a previous rig (pid {}) was killed before it undid its changes to this host "
+                             "({}: {}); run `rig cleanup` first\n",
+                             stale[0].pid, stale[0].path,
+                             stale[0].pending.empty() ? std::string("nothing pending") : stale[0].pending.back());
+    return exit_runtime;
+  }
 
   // Build everything first: a probe failure exits 3 before the host is touched.
   const target_kind* tk = find_target_kind(sc.target.kind);

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "core/host.hpp"
+#include "core/journal.hpp"
 #include "core/net.hpp"
 #include "core/process.hpp"
 #include "core/signals.hpp"
@@ -183,6 +184,25 @@ int cmd_target(const std::string& bind, int port, const std::string& control, co
   return exit_ok;
 }
 
+// Undoes what killed rigs left behind, from their journals.
+int cmd_cleanup() {
+  const auto stale = stale_journals();
+  if (stale.empty()) {
+    std::cout << "rig cleanup: nothing to undo (no journal of a dead rig in " << state_dir() << ")\n";
+    return exit_ok;
+  }
+  bool all = true;
+  for (const auto& j : stale) {
+    std::cout << fmt::format("rig cleanup: rig pid {} ({}), {} change{} left:\n", j.pid, j.path, j.pending.size(),
+                             j.pending.size() == 1 ? "" : "s");
+    for (const auto& line : replay(j)) {
+      std::cout << "  " << line << "\n";
+      all = all && line.find("NOT removed") == std::string::npos;
+    }
+  }
+  return all ? exit_ok : exit_runtime;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -221,6 +241,7 @@ int main(int argc, char** argv) {
                         "a toxic, e.g. latency:latency=10ms,jitter=1ms,stream=downstream (repeat to chain)");
 
   auto* doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
+  auto* cleanup = app.add_subcommand("cleanup", "undo what a killed rig left on the host (cgroups), from its journal");
 
   auto* target = app.add_subcommand("target", "run the built-in target on its own");
   std::string bind_addr = "127.0.0.1";
@@ -251,6 +272,7 @@ int main(int argc, char** argv) {
     if (*validate) return cmd_validate(file, sets);
     if (*target) return cmd_target(bind_addr, port, control, sets);
     if (*doctor) return cmd_doctor();
+    if (*cleanup) return cmd_cleanup();
     if (*proxy_cmd) return cmd_proxy(listen, upstream, toxic_flags);
     if (*list) {
       if (what.empty() || what == "targets") list_kinds("targets", target_kinds());

@@ -119,10 +119,11 @@ inline std::vector<std::string> run_args(const std::string& scenario, const std:
   return args;
 }
 
-inline rig_result run_rig(const std::vector<std::string>& args, const std::string& dir, int timeout_ms = 60'000) {
+inline rig_result run_rig(const std::vector<std::string>& args, const std::string& dir, int timeout_ms = 60'000,
+                          const std::vector<std::string>& env = {}) {
   std::vector<std::string> argv = {RIG_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
-  auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = dir + "/stderr.txt"});
+  auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = dir + "/stderr.txt", .env = env});
   rig_result r;
   while (auto line = c.read_line(timeout_ms)) r.out.push_back(*line);
   REQUIRE(c.wait(timeout_ms));

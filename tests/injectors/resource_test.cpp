@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "../helpers.hpp"
 #include "core/cgroup.hpp"
@@ -423,4 +424,47 @@ inject = ["a", "b"]
   const auto p = inj->probe(ctx);
   CHECK_FALSE(p.ok);
   CHECK(p.reason.find("statically linked") != std::string::npos);
+}
+
+TEST_CASE("rig killed mid-phase: its journal names the cgroup, the next run refuses, rig cleanup removes it") {
+  if (!can_cap({"cpu", "cpuset"})) return;
+  temp_dir tmp;
+  const std::vector<std::string> env = {"RIG_STATE_DIR=" + tmp.path + "/state"};  // this test's journals only
+  auto rig = child_process::spawn(
+      {.argv = {RIG_BINARY, "run", RIG_SOURCE_DIR "/scenarios/cpu-frequency.toml", "--out", tmp.path, "--set",
+                "phases.baseline.duration=1s", "--set", "phases.slow_clock.duration=30s"},
+       .capture_stdout = true,
+       .stderr_path = tmp.path + "/stderr.txt",
+       .env = env});
+  bool in_phase = false;
+  while (auto line = rig.read_line(20'000))
+    if (line->find("▶ slow_clock") != std::string::npos) {
+      in_phase = true;
+      break;
+    }
+  REQUIRE(in_phase);
+  const std::string journal = slurp(tmp.path + "/state/journal-" + std::to_string(rig.pid()) + ".log");
+  INFO(journal);
+  std::vector<std::string> dirs;
+  std::istringstream in(journal);
+  for (std::string kind, path; in >> kind >> path;)
+    if (kind == "cgroup") dirs.push_back(path);
+  REQUIRE(dirs.size() >= 2);  // cpu and cpuset at least
+  ::kill(rig.pid(), SIGKILL);
+  REQUIRE(rig.wait(5000));
+  for (const auto& d : dirs) CHECK_MESSAGE(fs::exists(d), d);  // what a killed rig leaves behind
+
+  const auto refused = run_rig({"run", RIG_SOURCE_DIR "/scenarios/cpu-frequency.toml", "--out", tmp.path}, tmp.path,
+                               60'000, env);
+  CHECK(refused.code == 4);
+  CHECK(refused.err.find("run `rig cleanup` first") != std::string::npos);
+
+  const auto cleanup = run_rig({"cleanup"}, tmp.path, 60'000, env);
+  INFO(cleanup.stdout_text());
+  CHECK(cleanup.code == 0);
+  CHECK(cleanup.stdout_text().find("removed") != std::string::npos);
+  for (const auto& d : dirs) CHECK_MESSAGE(!fs::exists(d), d);
+  CHECK_FALSE(fs::exists(tmp.path + "/state/journal-" + std::to_string(rig.pid()) + ".log"));
+  const auto again = run_rig({"cleanup"}, tmp.path, 60'000, env);
+  CHECK(again.stdout_text().find("nothing to undo") != std::string::npos);
 }
