@@ -11,11 +11,14 @@
 
 #include "core/cgroup.hpp"
 #include "core/clock.hpp"
+#include "core/cpufreq.hpp"
 #include "core/units.hpp"
 
 namespace rig {
 
 namespace {
+
+int online_cpu_count() { return int(::sysconf(_SC_NPROCESSORS_ONLN)); }
 
 std::string version_name(cg_version v) { return v == cg_version::v2 ? "cgroup v2" : "cgroup v1"; }
 
@@ -34,6 +37,28 @@ std::optional<probe_result> needs_controllers(const run_context& ctx, const std:
       return probe_result{false, fmt::format("no cgroup '{}' controller on this host (cgroups: {})", c,
                                              ctx.cgroups ? ctx.cgroups->describe() : "not detected")};
   return std::nullopt;
+}
+
+}  // namespace
+
+namespace {
+std::vector<int> cpu_list(const std::string& list) {
+  std::vector<int> out;
+  std::istringstream in(list);
+  for (std::string part; std::getline(in, part, ',');) {
+    int a = 0, b = 0;
+    if (std::sscanf(part.c_str(), "%d-%d", &a, &b) == 2)
+      for (int c = a; c <= b; ++c) out.push_back(c);
+    else if (std::sscanf(part.c_str(), "%d", &a) == 1)
+      out.push_back(a);
+  }
+  return out;
+}
+
+std::string cpu_list_text(const std::vector<int>& cpus) {
+  std::string s;
+  for (int c : cpus) s += (s.empty() ? "" : ",") + std::to_string(c);
+  return s;
 }
 
 }  // namespace
@@ -216,7 +241,9 @@ const option_table& cpu_options() {
       {.name = "scale", .type = opt_type::percent, .default_text = "",
        .help = "the target's CPUs run at this fraction of full speed (cpufreq where the host has it, else a CFS "
                "quota of scale x CPUs per period); \"100%\" with 'cpus' only pins the target",
-       .min = 0.01, .max = 1, .required = true},
+       .min = 0.01, .max = 1},
+      {.name = "frequency", .type = opt_type::string, .default_text = "",
+       .help = "cpufreq only: cap the target's CPUs at this clock, e.g. \"1.2GHz\" or \"800MHz\""},
       {.name = "cpus", .type = opt_type::string, .default_text = "",
        .help = "pin the target to these CPUs during the phase, e.g. \"1\" or \"0-1\" (absent: the CPUs it has)"},
       {.name = "period", .type = opt_type::duration, .default_text = "",
@@ -228,7 +255,28 @@ const option_table& cpu_options() {
   return t;
 }
 
+namespace {
+// "1.2GHz", "800MHz", "1200000kHz" -> kHz; nullopt when malformed.
+std::optional<int64_t> parse_khz(const std::string& text) {
+  double v = 0;
+  char unit[8] = {};
+  if (std::sscanf(text.c_str(), "%lf%7s", &v, unit) != 2 || v <= 0) return std::nullopt;
+  const std::string u = unit;
+  if (u == "GHz") return std::llround(v * 1e6);
+  if (u == "MHz") return std::llround(v * 1e3);
+  if (u == "kHz") return std::llround(v);
+  return std::nullopt;
+}
+}  // namespace
+
 void check_cpu(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  if (v.has("scale") == v.has("frequency"))
+    diags.add(ctx.table_pos, "cpu in " + ctx.section + " needs one of 'scale' (e.g. \"25%\") or 'frequency' (e.g. "
+                                                       "\"1.2GHz\", cpufreq hosts only)");
+  if (v.has("frequency") && !parse_khz(v.str("frequency")))
+    diags.add(v.where("frequency"), fmt::format("'frequency' in {} is \"{}\": expected a clock such as \"1.2GHz\" or "
+                                                "\"800MHz\"",
+                                                ctx.section, v.str("frequency")));
   if (v.has("cpus") && count_cpus(v.str("cpus")) == 0)
     diags.add(v.where("cpus"), fmt::format("'cpus' in {} is \"{}\": expected a CPU list such as \"1\", \"0-1\" or "
                                            "\"0,2\"",
@@ -240,6 +288,9 @@ probe_result probe_cpu_host(const host_context&) {
   if (!l.find("cpu") || !l.find("cpuset"))
     return {false, "needs the cpu and cpuset cgroup controllers (cgroups: " + l.describe() + ")"};
   if (::geteuid() != 0) return {false, "making cgroups needs root"};
+  std::vector<int> all;
+  for (int c = 0; c < online_cpu_count(); ++c) all.push_back(c);
+  if (cpufreq_pin().available(all)) return {true, "cpufreq: scaling_max_freq pinned on the target's CPUs"};
   return {true, fmt::format("no cpufreq in sysfs: a slower CPU is emulated with a CFS quota ({})",
                             version_name(l.find("cpu")->version))};
 }
@@ -248,13 +299,23 @@ namespace {
 
 class cpu_injector final : public injector {
  public:
-  explicit cpu_injector(const option_values& v) : opts_(v), scale_(v.fraction("scale")) {}
+  explicit cpu_injector(const option_values& v) : opts_(v), scale_(v.has("scale") ? v.fraction("scale") : 0) {
+    if (v.has("frequency")) freq_khz_ = parse_khz(v.str("frequency"));
+  }
 
   std::vector<std::string> cgroup_controllers(const cgroup_layout&) const override { return {"cpu", "cpuset"}; }
 
   probe_result probe(const run_context& ctx) override {
     if (auto p = needs_started_target(ctx)) return *p;
     if (auto p = needs_controllers(ctx, {"cpu", "cpuset"})) return *p;
+    if (freq_khz_) {
+      std::vector<int> cpus = opts_.has("cpus") ? cpu_list(opts_.str("cpus")) : std::vector<int>{};
+      if (cpus.empty())
+        for (int c = 0; c < online_cpu_count(); ++c) cpus.push_back(c);
+      if (!cpufreq_.available(cpus))
+        return {false, "'frequency' needs cpufreq (/sys/devices/system/cpu/cpuN/cpufreq/scaling_max_freq), which "
+                       "this host does not expose; use scale, which a CFS quota emulates"};
+    }
     return {};
   }
 
@@ -268,14 +329,21 @@ class cpu_injector final : public injector {
     if (opts_.has("cpus")) cg_->set_cpus(opts_.str("cpus"));
     cpus_ = cg_->cpus();
     const int n = std::max(1, count_cpus(cpus_));
+    at_apply_ = cg_->cpu();
+    t_apply_ns_ = mono_ns();
+    // A real slower clock where the host has cpufreq: pin scaling_max_freq on those CPUs.
+    if (!pin_only() && cpufreq_.available(cpu_list(cpus_))) {
+      const auto list = cpu_list(cpus_);
+      const int64_t want = freq_khz_ ? *freq_khz_ : std::llround(scale_ * double(cpufreq_.max_khz(list[0])));
+      pinned_khz_ = cpufreq_.pin(list, want);
+      return;
+    }
     // 10 ms: short enough that a request of a few ms is stretched over periods as a slower
     // clock would stretch it, long enough against the scheduler tick (4 ms at HZ=250) that
     // enforces it. Longer where the quota would fall under the kernel's minimum of 1 ms.
     period_us_ = opts_.has("period") ? opts_.duration_ns("period") / 1000
                                      : std::max<int64_t>(10'000, int64_t(std::ceil(1000.0 / (scale_ * n))));
     quota_us_ = std::max<int64_t>(1000, std::llround(scale_ * n * double(period_us_)));
-    at_apply_ = cg_->cpu();
-    t_apply_ns_ = mono_ns();
     if (pin_only()) cg_->set_cpu_quota(std::nullopt, prior_period_);
     else cg_->set_cpu_quota(quota_us_, period_us_);
   }
@@ -286,6 +354,17 @@ class cpu_injector final : public injector {
     const int64_t p = cg_->cpu_period_us();
     const std::string cpus = cg_->cpus();
     const int n = std::max(1, count_cpus(cpus));
+    if (pinned_khz_) {
+      const auto back = cpufreq_.read_back();
+      v.ok = cpus == cpus_ && !back.empty() &&
+             std::all_of(back.begin(), back.end(), [&](int64_t k) { return k == pinned_khz_; });
+      const auto list = cpu_list(cpus_);
+      v.text = fmt::format("scaling_max_freq = {:.2f} GHz read back on CPUs {} (cpuinfo_max_freq {:.2f} GHz: {:.0f}%)",
+                           double(pinned_khz_) / 1e6, cpus, double(cpufreq_.max_khz(list[0])) / 1e6,
+                           100.0 * double(pinned_khz_) / double(cpufreq_.max_khz(list[0])));
+      v.measured = {{"scaling_max_freq_khz", pinned_khz_}, {"cpus", cpus}, {"cpu_count", n}};
+      return v;
+    }
     if (pin_only()) {
       v.ok = !q && cpus == cpus_;
       v.text = fmt::format("pinned to CPUs {} ({} CPU{}), no quota: read back ({} {})", cpus, n, n == 1 ? "" : "s",
@@ -308,7 +387,8 @@ class cpu_injector final : public injector {
     const auto f = cg_->cpu();
     const double wall_s = double(mono_ns() - t_apply_ns_) / 1e9;
     const double used = wall_s > 0 ? double(f.usage_ns - at_apply_.usage_ns) / 1e9 / wall_s : 0;
-    const double cap = pin_only() ? double(std::max(1, count_cpus(cpus_))) : double(quota_us_) / double(period_us_);
+    const double cap = pin_only() || pinned_khz_ ? double(std::max(1, count_cpus(cpus_)))
+                                                 : double(quota_us_) / double(period_us_);
     const int64_t throttled = f.throttled_periods - at_apply_.throttled_periods, periods = f.periods - at_apply_.periods;
     return {{"cpu_used_cpus", used},
             {"cpu_cap_cpus", cap},
@@ -323,6 +403,8 @@ class cpu_injector final : public injector {
     if (!applied_) return;
     applied_ = false;
     try {
+      cpufreq_.restore();
+      pinned_khz_ = 0;
       cg_->set_cpu_quota(prior_quota_, prior_period_);
       if (!prior_cpus_.empty()) cg_->set_cpus(prior_cpus_);
     } catch (...) {
@@ -331,13 +413,12 @@ class cpu_injector final : public injector {
   }
 
   std::string mechanism() const override {
+    if (pinned_khz_) return "cpufreq: scaling_max_freq (and scaling_min_freq under it) on the target's CPUs + cpuset.cpus";
     if (pin_only()) return "cpuset.cpus on the target's cgroup (pinning only: scale 100%)";
     const bool v2 = cg_ && cg_->version("cpu") == cg_version::v2;
-    const bool cpufreq = ::access("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq", F_OK) == 0;
-    return fmt::format("CFS bandwidth quota, emulating a slower CPU ({} + cpuset.cpus, {}; {})",
+    return fmt::format("CFS bandwidth quota, emulating a slower CPU ({} + cpuset.cpus, {}; no cpufreq in sysfs)",
                        v2 ? "cpu.max" : "cpu.cfs_quota_us/cpu.cfs_period_us",
-                       version_name(cg_ ? cg_->version("cpu") : cg_version::v1),
-                       cpufreq ? "this host has cpufreq, which rig does not pin yet" : "no cpufreq in sysfs");
+                       version_name(cg_ ? cg_->version("cpu") : cg_version::v1));
   }
   nlohmann::json params() const override { return opts_.to_json(); }
 
@@ -346,6 +427,9 @@ class cpu_injector final : public injector {
 
   option_values opts_;
   double scale_;
+  std::optional<int64_t> freq_khz_;
+  cpufreq_pin cpufreq_;
+  int64_t pinned_khz_ = 0;  // non-zero: cpufreq is the mechanism in force
   bool applied_ = false;
   cgroup* cg_ = nullptr;
   std::optional<int64_t> prior_quota_;
@@ -543,25 +627,6 @@ void check_noise(const option_values& v, const bind_context& ctx, diagnostics& d
 }
 
 namespace {
-
-std::vector<int> cpu_list(const std::string& list) {
-  std::vector<int> out;
-  std::istringstream in(list);
-  for (std::string part; std::getline(in, part, ',');) {
-    int a = 0, b = 0;
-    if (std::sscanf(part.c_str(), "%d-%d", &a, &b) == 2)
-      for (int c = a; c <= b; ++c) out.push_back(c);
-    else if (std::sscanf(part.c_str(), "%d", &a) == 1)
-      out.push_back(a);
-  }
-  return out;
-}
-
-std::string cpu_list_text(const std::vector<int>& cpus) {
-  std::string s;
-  for (int c : cpus) s += (s.empty() ? "" : ",") + std::to_string(c);
-  return s;
-}
 
 // A noisy neighbour: threads in the rig that spin on the target's CPUs, each pinned to one.
 class noise_injector final : public injector {

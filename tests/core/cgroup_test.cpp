@@ -10,6 +10,7 @@
 
 #include "../helpers.hpp"
 #include "core/cgroup.hpp"
+#include "core/cpufreq.hpp"
 #include "core/process.hpp"
 
 using namespace rig;
@@ -202,4 +203,38 @@ TEST_CASE("a path's block device: the disk behind it, or a clear refusal for tmp
       CHECK(std::string(e.what()).find("no block device") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("cpufreq pinning, against a fake sysfs tree: min lowered under the cap, every file restored exactly") {
+  temp_dir tmp;
+  for (int c : {0, 1}) {
+    const std::string d = tmp.path + "/cpu" + std::to_string(c) + "/cpufreq";
+    fs::create_directories(d);
+    put(d + "/cpuinfo_max_freq", "3000000\n");
+    put(d + "/cpuinfo_min_freq", "800000\n");
+    put(d + "/scaling_max_freq", "3000000\n");
+    put(d + "/scaling_min_freq", "2000000\n");
+    put(d + "/scaling_governor", c == 0 ? "performance\n" : "userspace\n");
+  }
+  cpufreq_pin pin(tmp.path);
+  CHECK(pin.available({0, 1}));
+  CHECK_FALSE(pin.available({0, 2}));
+  CHECK(pin.max_khz(1) == 3'000'000);
+  CHECK(pin.pin({0, 1}, 1'200'000) == 1'200'000);
+  for (int c : {0, 1}) {
+    const std::string d = tmp.path + "/cpu" + std::to_string(c) + "/cpufreq";
+    CHECK(slurp(d + "/scaling_max_freq") == "1200000");
+    CHECK(slurp(d + "/scaling_min_freq") == "800000");  // min may not sit above the cap
+  }
+  CHECK(slurp(tmp.path + "/cpu1/cpufreq/scaling_setspeed") == "1200000");  // userspace governor follows
+  CHECK(pin.read_back() == std::vector<int64_t>{1'200'000, 1'200'000});
+  CHECK(pin.pin({0}, 100) == 800'000);  // clamped to what the CPU can do
+  pin.restore();
+  for (int c : {0, 1}) {
+    const std::string d = tmp.path + "/cpu" + std::to_string(c) + "/cpufreq";
+    CHECK(slurp(d + "/scaling_max_freq") == "3000000");
+    CHECK(slurp(d + "/scaling_min_freq") == "2000000");
+    CHECK(slurp(d + "/scaling_governor") == (c == 0 ? "performance" : "userspace"));
+  }
+  CHECK(pin.read_back().empty());
 }

@@ -215,6 +215,17 @@ TEST_CASE("caps need a target rig starts, and bad cpu lists are refused") {
     CHECK_FALSE(p.ok);
     CHECK(p.reason.find("endpoint target") != std::string::npos);
   }
+  if (!fs::exists("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq")) {
+    run_context here;
+    here.target_kind = "builtin";
+    here.cgroups = &layout;
+    auto freq = make_cpu(rig::testing::bind_text(cpu_options(), "frequency = \"1.2GHz\"\n"));
+    const auto p = freq->probe(here);
+    if (::geteuid() == 0 && layout.find("cpu") && layout.find("cpuset")) {
+      CHECK_FALSE(p.ok);
+      CHECK(p.reason.find("'frequency' needs cpufreq") != std::string::npos);
+    }
+  }
   CHECK(count_cpus("0-1") == 2);
   CHECK(count_cpus("0,2-4") == 4);
   CHECK(count_cpus("1") == 1);
@@ -235,10 +246,14 @@ kind = "memory"
 limit = "64MiB"
 swap = "0B"
 via = "rlimit"
+[injectors.both]
+kind = "cpu"
+scale = "50%"
+frequency = "fast"
 [[phases]]
 name = "p"
 duration = "1s"
-inject = ["slow", "mem"]
+inject = ["slow", "mem", "both"]
 )";
   const auto run = run_rig({"validate", tmp.path + "/s.toml"}, tmp.path);
   CHECK(run.code == 2);
@@ -246,6 +261,8 @@ inject = ["slow", "mem"]
   CHECK(run.err.find("'cpus'") != std::string::npos);
   CHECK(run.err.find("s.toml:13") != std::string::npos);
   CHECK(run.err.find("RLIMIT_AS has no swap cap") != std::string::npos);
+  CHECK(run.err.find("needs one of 'scale'") != std::string::npos);
+  CHECK(run.err.find("'frequency' in [injectors.both] is \"fast\"") != std::string::npos);
 }
 
 TEST_CASE("Ctrl-C while a cap is on: exit 130, target stopped, the run's cgroup removed") {

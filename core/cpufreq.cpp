@@ -1,0 +1,68 @@
+#include "core/cpufreq.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "core/cgroup.hpp"
+
+namespace rig {
+
+std::string cpufreq_pin::file(int cpu, const char* name) const {
+  return fmt::format("{}/cpu{}/cpufreq/{}", root_, cpu, name);
+}
+
+bool cpufreq_pin::available(const std::vector<int>& cpus) const {
+  if (cpus.empty()) return false;
+  for (int c : cpus)
+    if (::access(file(c, "scaling_max_freq").c_str(), W_OK) != 0 ||
+        ::access(file(c, "cpuinfo_max_freq").c_str(), R_OK) != 0)
+      return false;
+  return true;
+}
+
+int64_t cpufreq_pin::max_khz(int cpu) const { return std::stoll(read_control(file(cpu, "cpuinfo_max_freq"))); }
+int64_t cpufreq_pin::min_khz(int cpu) const { return std::stoll(read_control(file(cpu, "cpuinfo_min_freq"))); }
+
+int64_t cpufreq_pin::pin(const std::vector<int>& cpus, int64_t khz) {
+  int64_t set = khz;
+  for (int c : cpus) {
+    const bool first_time = std::none_of(saved_.begin(), saved_.end(), [&](const saved& s) { return s.cpu == c; });
+    if (first_time) {
+      saved s{c, read_control(file(c, "scaling_max_freq")), read_control(file(c, "scaling_min_freq")), ""};
+      if (::access(file(c, "scaling_governor").c_str(), R_OK) == 0) s.governor = read_control(file(c, "scaling_governor"));
+      saved_.push_back(s);
+    }
+    const int64_t lo = min_khz(c), cap = std::clamp(khz, lo, max_khz(c));
+    // min may not exceed max: lower it to the hardware minimum first.
+    write_control(file(c, "scaling_min_freq"), std::to_string(lo));
+    write_control(file(c, "scaling_max_freq"), std::to_string(cap));
+    // "userspace" holds whatever speed was set last; every other governor honours the cap.
+    if (::access(file(c, "scaling_governor").c_str(), W_OK) == 0 && read_control(file(c, "scaling_governor")) == "userspace")
+      write_control(file(c, "scaling_setspeed"), std::to_string(cap));
+    set = cap;
+  }
+  return set;
+}
+
+std::vector<int64_t> cpufreq_pin::read_back() const {
+  std::vector<int64_t> out;
+  for (const auto& s : saved_) out.push_back(std::stoll(read_control(file(s.cpu, "scaling_max_freq"))));
+  return out;
+}
+
+void cpufreq_pin::restore() noexcept {
+  for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+    try {
+      write_control(file(it->cpu, "scaling_max_freq"), it->max);
+      write_control(file(it->cpu, "scaling_min_freq"), it->min);
+      if (!it->governor.empty()) write_control(file(it->cpu, "scaling_governor"), it->governor);
+    } catch (...) {
+      // A CPU taken offline meanwhile: nothing to restore on it.
+    }
+  }
+  saved_.clear();
+}
+
+}  // namespace rig

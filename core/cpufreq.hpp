@@ -1,0 +1,39 @@
+#pragma once
+// CPU frequency pinning through cpufreq in sysfs: scaling_max_freq (with scaling_min_freq
+// lowered under it) on a set of CPUs, every file saved first and restored exactly.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rig {
+
+class cpufreq_pin {
+ public:
+  // root: /sys/devices/system/cpu (tests: a fake tree of the same shape).
+  explicit cpufreq_pin(std::string root = "/sys/devices/system/cpu") : root_(std::move(root)) {}
+  ~cpufreq_pin() { restore(); }
+  cpufreq_pin(const cpufreq_pin&) = delete;
+  cpufreq_pin& operator=(const cpufreq_pin&) = delete;
+
+  // True when every CPU in the list has cpufreq with a writable scaling_max_freq.
+  bool available(const std::vector<int>& cpus) const;
+  int64_t max_khz(int cpu) const;  // cpuinfo_max_freq
+  int64_t min_khz(int cpu) const;  // cpuinfo_min_freq
+  // Caps each CPU at khz (clamped to what the CPU supports); returns the cap set.
+  int64_t pin(const std::vector<int>& cpus, int64_t khz);
+  // The cap each CPU reads back now (scaling_max_freq).
+  std::vector<int64_t> read_back() const;
+  // Every saved file as it was: max first when lowering min is undone, then min, then governor.
+  void restore() noexcept;
+
+ private:
+  struct saved {
+    int cpu;
+    std::string max, min, governor;
+  };
+  std::string file(int cpu, const char* name) const;
+  std::string root_;
+  std::vector<saved> saved_;
+};
+
+}  // namespace rig
