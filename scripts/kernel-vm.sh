@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Boots the Debian kernel (linux-image-amd64) under qemu-system-x86_64 -accel tcg with a
 # small initramfs: busybox, rig and its shared libraries, and the kernel's own veth,
-# sch_tbf and sch_netem modules. Inside, rig runs one scenario; its console output and
-# report.json (between "=== rig-vm report begin/end ===") come out on stdout.
+# sch_tbf and sch_netem modules; cgroup2 is mounted with all its controllers. Inside, rig
+# runs one scenario; its console output and report.json (between "=== rig-vm report
+# begin/end ===") come out on stdout.
 # The VM has no network device: its traffic stays inside the namespaces rig makes.
 #
 #   scripts/kernel-vm.sh BUILD/rig SCENARIO.toml [KERNEL_IMAGE]
@@ -61,6 +62,8 @@ cp "$scenario" "$root/scenario.toml"
 {
   echo '#!/bin/sh'
   echo 'mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev; mount -t tmpfs tmp /tmp'
+  # cgroup v2 with every controller, as on most users' machines (this host has v1).
+  echo 'mount -t cgroup2 cgroup2 /sys/fs/cgroup'
   for m in "${order[@]}"; do echo "insmod /modules/$m.ko"; done
   cat <<'INIT'
 echo "rig-vm: kernel $(uname -r), modules loaded"

@@ -38,7 +38,9 @@ const option_table& builtin_options() {
       {.name = "retain_per_request", .type = opt_type::size, .default_text = "\"0B\"",
        .help = "bytes kept forever per request (memory accumulation)", .min = 0, .max = 64.0 * 1048576},
       {.name = "work", .type = opt_type::duration, .default_text = "\"0us\"",
-       .help = "CPU spin per request", .min = 0, .max = 10e9},
+       .help = "CPU work per request: a loop calibrated at start to take this long at full speed, so a "
+               "slower or throttled CPU stretches it",
+       .min = 0, .max = 10e9},
       {.name = "wal", .type = opt_type::boolean, .default_text = "false",
        .help = "append and fsync a log record per request (disk latency becomes request latency)"},
       {.name = "wal_direct", .type = opt_type::boolean, .default_text = "false",
@@ -90,7 +92,29 @@ builtin_service::builtin_service(builtin_config cfg)
 
 builtin_service::~builtin_service() { stop(); }
 
+namespace {
+// A fixed amount of CPU work: instructions, not time, so a slower or throttled CPU makes
+// it take longer, as it would real work.
+uint64_t spin(uint64_t iterations) {
+  volatile uint64_t x = 88172645463325252ull;
+  for (uint64_t i = 0; i < iterations; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
+  return x;
+}
+}  // namespace
+
 void builtin_service::start() {
+  if (cfg_.work_ns > 0) {
+    // Iterations per `work` at this CPU's full speed: the best of a few 10 ms samples, so a
+    // preemption during one does not shrink the work.
+    double per_ns = 0;
+    for (int k = 0; k < 5; ++k) {
+      const uint64_t n = 2'000'000;
+      const int64_t t0 = mono_ns();
+      spin(n);
+      per_ns = std::max(per_ns, double(n) / double(std::max<int64_t>(1, mono_ns() - t0)));
+    }
+    work_iterations_ = uint64_t(per_ns * double(cfg_.work_ns));
+  }
   if (cfg_.wal) {
     if (cfg_.wal_path.empty()) cfg_.wal_path = "target.wal";
     if (cfg_.wal_direct) {
@@ -270,11 +294,7 @@ bool send_all(int fd, const char* p, size_t n) {
 
 void builtin_service::handle(job& j, std::vector<char>& buf) {
   ++requests_;  // taken by a worker; counted before the reply so a client never sees it missing
-  if (cfg_.work_ns > 0) {
-    const int64_t until = mono_ns() + cfg_.work_ns;
-    while (mono_ns() < until) {
-    }
-  }
+  if (work_iterations_ > 0) spin(work_iterations_);
   if (cfg_.retain_per_request > 0) {
     auto block = std::make_unique<char[]>(cfg_.retain_per_request);
     std::memset(block.get(), 0xa5, cfg_.retain_per_request);  // touched, so it shows in RSS

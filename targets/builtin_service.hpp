@@ -26,7 +26,7 @@ struct builtin_config {
   int reply_writes = 1;       // reply written in this many send() calls
   bool catch_exceptions = true;
   uint64_t retain_per_request = 0;  // bytes kept forever per request (accumulation)
-  int64_t work_ns = 0;              // CPU spin per request
+  int64_t work_ns = 0;              // CPU work per request (a calibrated loop)
   bool wal = false;                 // append + fsync a record per request
   bool wal_direct = false;          // the log written in 4 KiB O_DIRECT|O_DSYNC blocks instead
   std::string wal_path;
@@ -99,6 +99,7 @@ class builtin_service {
 
   std::mutex retained_mu_;
   std::vector<std::unique_ptr<char[]>> retained_;
+  uint64_t work_iterations_ = 0;  // the loop count that takes `work_ns` at full speed
   std::mutex wal_mu_;
   unique_fd wal_fd_;
   std::unique_ptr<char, void (*)(void*)> wal_block_{nullptr, &free};  // aligned, for O_DIRECT
