@@ -407,7 +407,14 @@ cpu_figures cgroup::cpu() const {
 }
 
 void cgroup::set_cpus(const std::string& list) { write_control(at("cpuset").path + "/cpuset.cpus", list); }
-std::string cgroup::cpus() const { return read_control(at("cpuset").path + "/cpuset.cpus"); }
+std::string cgroup::cpus() const {
+  const dir& d = at("cpuset");
+  const std::string own = read_control(d.path + "/cpuset.cpus");
+  // v2: empty means "as the parent"; the CPUs in force are the effective ones.
+  if (own.empty() && d.version == cg_version::v2 && ::access((d.path + "/cpuset.cpus.effective").c_str(), R_OK) == 0)
+    return read_control(d.path + "/cpuset.cpus.effective");
+  return own;
+}
 
 void cgroup::set_io_limits(dev_t device, const io_limits& l) {
   const dir& d = at("io");

@@ -136,9 +136,16 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
     for (const auto& [k, fl] : total) target[k] = fl.second - fl.first;
   }
   if (!target.is_null()) res["target"] = target;
-  // The target's cgroup: usage against the caps in force (the zonestat view).
+  // The target's cgroup: usage against the caps in force (the zonestat view). Counts (OOM
+  // kills, limit hits, throttling) run from the last sample before the phase, so what its
+  // injectors caused while being applied (a cap below the usage: an OOM kill at once) counts.
   const cgroup_sample *cfirst = nullptr, *clast = nullptr;
   int64_t t_first = 0, t_last = 0, mem_max = 0;
+  for (const auto& s : all)
+    if (s.t_ns < from && s.cgroup) {
+      cfirst = &*s.cgroup;
+      t_first = s.t_ns;
+    }
   std::optional<int64_t> mem_cap, cpu_quota;
   int64_t cpu_period = 0;
   for (const auto* s : in) {

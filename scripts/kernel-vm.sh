@@ -30,7 +30,7 @@ root=$work/root
 mkdir -p "$root"/{bin,proc,sys,dev,tmp,run,etc,modules}
 
 cp "$busybox" "$root/bin/busybox"
-for applet in sh mount mkdir cat insmod poweroff echo ls uname sleep; do ln -s busybox "$root/bin/$applet"; done
+for applet in sh mount mkdir cat insmod poweroff echo ls uname sleep ip; do ln -s busybox "$root/bin/$applet"; done
 cp "$rig" "$root/bin/rig"
 # rig's shared libraries at the paths the dynamic linker will look for them.
 ldd "$rig" | awk '/=>/ && $3 ~ /^\// {print $3} /^\t\/.*ld-linux/ {print $1}' | while read -r lib; do
@@ -64,6 +64,7 @@ cp "$scenario" "$root/scenario.toml"
   echo 'mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev; mount -t tmpfs tmp /tmp'
   # cgroup v2 with every controller, as on most users' machines (this host has v1).
   echo 'mount -t cgroup2 cgroup2 /sys/fs/cgroup'
+  echo 'ip link set lo up'  # loopback, for scenarios that run without namespaces
   for m in "${order[@]}"; do echo "insmod /modules/$m.ko"; done
   cat <<'INIT'
 echo "rig-vm: kernel $(uname -r), modules loaded"
