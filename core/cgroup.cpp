@@ -432,17 +432,17 @@ void cgroup::set_io_limits(dev_t device, const io_limits& l) {
   for (const auto& [f, n] : files) write_control(d.path + "/blkio.throttle." + f, fmt::format("{} {}", dev, n));
 }
 
-io_limits cgroup::io_limits_of(dev_t device) const {
+std::map<std::string, io_limits> cgroup::io_limits_all() const {
   const dir& d = at("io");
-  const std::string dev = device_name(device);
-  io_limits l;
+  std::map<std::string, io_limits> out;
   if (d.version == cg_version::v2) {
+    // "254:0 rbps=1000000 wbps=max riops=max wiops=50" per device with a cap.
     std::istringstream in(read_control(d.path + "/io.max"));
     for (std::string line; std::getline(in, line);) {
       std::istringstream f(line);
-      std::string who, kv;
-      f >> who;
-      if (who != dev) continue;
+      std::string dev, kv;
+      if (!(f >> dev)) continue;
+      io_limits& l = out[dev];
       while (f >> kv) {
         const auto eq = kv.find('=');
         const std::string k = kv.substr(0, eq);
@@ -453,34 +453,39 @@ io_limits cgroup::io_limits_of(dev_t device) const {
         if (k == "wiops") l.write_iops = n;
       }
     }
-    return l;
+    return out;
   }
-  auto one = [&](const char* f) -> int64_t {
+  // v1: one file per kind, "254:0 1000000" per device with a cap.
+  const std::pair<const char*, int64_t io_limits::*> files[] = {{"read_bps_device", &io_limits::read_bps},
+                                                                {"write_bps_device", &io_limits::write_bps},
+                                                                {"read_iops_device", &io_limits::read_iops},
+                                                                {"write_iops_device", &io_limits::write_iops}};
+  for (const auto& [f, field] : files) {
     std::istringstream in(read_control(d.path + "/blkio.throttle." + f));
-    std::string who;
+    std::string dev;
     long long n;
-    while (in >> who >> n)
-      if (who == dev) return n;
-    return 0;
-  };
-  l.read_bps = one("read_bps_device");
-  l.write_bps = one("write_bps_device");
-  l.read_iops = one("read_iops_device");
-  l.write_iops = one("write_iops_device");
-  return l;
+    while (in >> dev >> n) out[dev].*field = n;
+  }
+  return out;
 }
 
-io_figures cgroup::io(dev_t device) const {
+io_limits cgroup::io_limits_of(dev_t device) const {
+  const auto all = io_limits_all();
+  const auto it = all.find(device_name(device));
+  return it == all.end() ? io_limits{} : it->second;
+}
+
+std::map<std::string, io_figures> cgroup::io_all() const {
   const dir& d = at("io");
-  const std::string dev = device_name(device);
-  io_figures f;
+  std::map<std::string, io_figures> out;
   if (d.version == cg_version::v2) {
+    // "254:0 rbytes=4096 wbytes=8192 rios=1 wios=2 dbytes=0 dios=0" per device.
     std::istringstream in(read_control(d.path + "/io.stat"));
     for (std::string line; std::getline(in, line);) {
       std::istringstream l(line);
-      std::string who, kv;
-      l >> who;
-      if (who != dev) continue;
+      std::string dev, kv;
+      if (!(l >> dev)) continue;
+      io_figures& f = out[dev];
       while (l >> kv) {
         const auto eq = kv.find('=');
         const std::string k = kv.substr(0, eq);
@@ -491,26 +496,32 @@ io_figures cgroup::io(dev_t device) const {
         if (k == "wios") f.write_ops = n;
       }
     }
-    return f;
+    return out;
   }
-  auto rows = [&](const char* file, int64_t& read, int64_t& write) {
+  // v1: "254:0 Read 4096", "254:0 Write 8192", ..., and a closing "Total N".
+  auto rows = [&](const char* file, int64_t io_figures::*read, int64_t io_figures::*write) {
     std::istringstream in(read_control(d.path + "/" + file));
-    std::string who, op;
+    std::string dev, op;
     long long n;
-    while (in >> who) {
-      if (who == "Total") {  // the closing "Total N" line
+    while (in >> dev) {
+      if (dev == "Total") {
         in >> n;
         continue;
       }
       if (!(in >> op >> n)) break;
-      if (who != dev) continue;
-      if (op == "Read") read = n;
-      if (op == "Write") write = n;
+      if (op == "Read") out[dev].*read = n;
+      if (op == "Write") out[dev].*write = n;
     }
   };
-  rows("blkio.throttle.io_service_bytes", f.read_bytes, f.write_bytes);
-  rows("blkio.throttle.io_serviced", f.read_ops, f.write_ops);
-  return f;
+  rows("blkio.throttle.io_service_bytes", &io_figures::read_bytes, &io_figures::write_bytes);
+  rows("blkio.throttle.io_serviced", &io_figures::read_ops, &io_figures::write_ops);
+  return out;
+}
+
+io_figures cgroup::io(dev_t device) const {
+  const auto all = io_all();
+  const auto it = all.find(device_name(device));
+  return it == all.end() ? io_figures{} : it->second;
 }
 
 std::string cgroup::destroy() noexcept {

@@ -101,6 +101,8 @@ class cgroup {
   void set_io_limits(dev_t device, const io_limits& l);
   io_limits io_limits_of(dev_t device) const;
   io_figures io(dev_t device) const;
+  std::map<std::string, io_limits> io_limits_all() const;  // by "major:minor", devices with a cap
+  std::map<std::string, io_figures> io_all() const;        // by "major:minor", devices it used
 
   // Moves the processes out and removes the directories. Idempotent; never throws.
   // Returns what could not be removed, empty when all went.

@@ -56,6 +56,18 @@ resource_sample sampler::sample_now() {
         c.cpu_quota_us = cg_->cpu_quota_us();
         c.cpu_period_us = cg_->cpu_period_us();
       }
+      if (cg_->has("io")) {
+        io_figures sum;
+        for (const auto& [dev, f] : cg_->io_all()) {
+          sum.read_bytes += f.read_bytes;
+          sum.write_bytes += f.write_bytes;
+          sum.read_ops += f.read_ops;
+          sum.write_ops += f.write_ops;
+        }
+        c.io = sum;
+        for (const auto& [dev, l] : cg_->io_limits_all())
+          if (l.any()) c.io_cap = l;
+      }
       s.cgroup = c;
     } catch (...) {
       // Removed meanwhile (end of run): nothing to read.

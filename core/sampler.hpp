@@ -22,6 +22,8 @@ struct cgroup_sample {
   std::optional<cpu_figures> cpu;
   std::optional<int64_t> cpu_quota_us;  // nullopt: none
   int64_t cpu_period_us = 0;
+  std::optional<io_figures> io;         // summed over the devices it used
+  std::optional<io_limits> io_cap;      // the caps on the capped device, if any
 };
 
 struct resource_sample {

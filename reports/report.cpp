@@ -153,9 +153,9 @@ std::string terminal_summary(const run_report& r, bool color) {
   bool any_cgroup = false;
   for (const auto& p : r.phases) any_cgroup = any_cgroup || p.resources.contains("cgroup");
   if (any_cgroup) {
-    s += fmt::format("\n{}{:<{}}  {:>22}  {:>6}  {:>16}  {:>11}  {:>10}  {:>14}  {:>12}{}\n", bold, "target", pw,
-                     "memory used / cap", "OOM", "CPUs used / cap", "throttled", "ops/CPU-s", "RSS growth/op",
-                     "CPU wait/s", reset);
+    s += fmt::format("\n{}{:<{}}  {:>22}  {:>6}  {:>16}  {:>11}  {:>24}  {:>10}  {:>14}  {:>12}{}\n", bold, "target",
+                     pw, "memory used / cap", "OOM", "CPUs used / cap", "throttled", "disk writes / cap", "ops/CPU-s",
+                     "RSS growth/op", "CPU wait/s", reset);
     for (const auto& p : r.phases) {
       if (!p.resources.contains("cgroup")) continue;
       const auto& c = p.resources["cgroup"];
@@ -177,8 +177,21 @@ std::string terminal_summary(const run_report& r, bool color) {
       const std::string wait = t.contains("run_queue_wait_ms_per_s")
                                    ? format_duration_us(t["run_queue_wait_ms_per_s"].get<double>() * 1e3)
                                    : "-";
-      s += fmt::format("{:<{}}  {:>22}  {:>6}  {:>16}  {:>11}  {:>10}  {:>14}  {:>12}\n", p.name, pw, mem, oom, cpu,
-                       thr, per_cpu_s, growth, wait);
+      // Disk writes against the cap in force: bytes/s where bytes are capped, else operations/s.
+      std::string disk = "-";
+      if (c.contains("io_write_bytes_per_s")) {
+        const auto& capj = c["io_cap"];
+        const bool ops = capj.is_object() && capj["write_iops"].get<int64_t>() && !capj["write_bps"].get<int64_t>();
+        const std::string used = ops ? fmt::format("{:.0f}/s", c["io_write_ops_per_s"].get<double>())
+                                     : format_bytes(c["io_write_bytes_per_s"].get<double>()) + "/s";
+        std::string limit = "none";
+        if (capj.is_object() && ops) limit = fmt::format("{}/s", capj["write_iops"].get<int64_t>());
+        else if (capj.is_object() && capj["write_bps"].get<int64_t>())
+          limit = format_bytes(capj["write_bps"].get<double>()) + "/s";
+        disk = used + " / " + limit;
+      }
+      s += fmt::format("{:<{}}  {:>22}  {:>6}  {:>16}  {:>11}  {:>24}  {:>10}  {:>14}  {:>12}\n", p.name, pw, mem, oom,
+                       cpu, thr, disk, per_cpu_s, growth, wait);
     }
   }
   bool any_injection = false;

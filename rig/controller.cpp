@@ -172,6 +172,24 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
       cg["memory_limit_hits"] = clast->memory->limit_hits - cfirst->memory->limit_hits;
       cg["oom_kills"] = clast->memory->oom_kills - cfirst->memory->oom_kills;
     }
+    if (clast->io && cfirst->io) {
+      const double wall_s = double(t_last - t_first) / 1e9;
+      auto rate = [&](int64_t io_figures::*f) {
+        return wall_s > 0 ? double((*clast->io).*f - (*cfirst->io).*f) / wall_s : 0.0;
+      };
+      cg["io_read_bytes_per_s"] = rate(&io_figures::read_bytes);
+      cg["io_write_bytes_per_s"] = rate(&io_figures::write_bytes);
+      cg["io_read_ops_per_s"] = rate(&io_figures::read_ops);
+      cg["io_write_ops_per_s"] = rate(&io_figures::write_ops);
+      json caps = json();
+      for (const auto* s : in)
+        if (s->cgroup && s->cgroup->io_cap)
+          caps = {{"read_bps", s->cgroup->io_cap->read_bps},
+                  {"write_bps", s->cgroup->io_cap->write_bps},
+                  {"read_iops", s->cgroup->io_cap->read_iops},
+                  {"write_iops", s->cgroup->io_cap->write_iops}};
+      cg["io_cap"] = caps;
+    }
     if (clast->cpu && cfirst->cpu) {
       const double wall_s = double(t_last - t_first) / 1e9;
       cg["cpu_used_cpus"] = wall_s > 0 ? double(clast->cpu->usage_ns - cfirst->cpu->usage_ns) / 1e9 / wall_s : 0.0;
@@ -398,7 +416,8 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   std::optional<veth_network> net;
   std::optional<netns_scope> on_rig_side;  // declared after net: leaves the namespace before it goes
   cgroup target_cgroup;
-  int64_t oom_kills_seen = 0;
+  int64_t oom_kills_seen = 0, limit_hits_seen = 0;
+  bool limit_event_this_phase = false;
   std::string target_death;  // how the target died mid-run, if it did
   try {
     if (!controllers.empty()) {
@@ -498,6 +517,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       open_phase = rep.phases.size() - 1;
 
       const int64_t p_end = p0 + ph.duration_ns;
+      limit_event_this_phase = false;
       int64_t next_progress = p0 + ns_per_s;
       for (;;) {
         const int64_t now = mono_ns();
@@ -505,14 +525,25 @@ int run_scenario(const scenario& sc, const run_options& opts) {
         if ((interrupted_by = wait_stop_signal(std::min<int64_t>(p_end - now, 200 * ns_per_ms)))) break;
         if (target_cgroup.exists() && target_cgroup.has("memory")) {
           const auto m = target_cgroup.memory();
+          // The cap reached: once per phase, with the count, when the kernel first refuses a charge.
+          if (m.limit_hits > limit_hits_seen && !limit_event_this_phase) {
+            const auto cap = target_cgroup.memory_limit();
+            rep.events.push_back({t_s(mono_ns()), "memory_limit",
+                                  fmt::format("the target reached its memory cap ({}) during phase {}: {} limit hits so far; "
+                                              "the kernel reclaims, then OOM-kills",
+                                              cap ? format_bytes(double(*cap)) : "none", ph.name, m.limit_hits)});
+            limit_event_this_phase = true;
+          }
+          limit_hits_seen = m.limit_hits;
           if (m.oom_kills > oom_kills_seen) {
             const auto cap = target_cgroup.memory_limit();
             rep.events.push_back(
                 {t_s(mono_ns()), "oom_kill",
                  fmt::format("the kernel's OOM killer killed {} process{} in the target's cgroup during phase {} "
-                             "(memory cap {}, {} limit hits so far)",
+                             "(memory cap {}{})",
                              m.oom_kills - oom_kills_seen, m.oom_kills - oom_kills_seen == 1 ? "" : "es", ph.name,
-                             cap ? format_bytes(double(*cap)) : "none", m.limit_hits)});
+                             cap ? format_bytes(double(*cap)) : "none",
+                             m.limit_hits ? fmt::format(", {} limit hits so far", m.limit_hits) : "")});
             out << fmt::format("    ! OOM kill in the target's cgroup (cap {})\n",
                                cap ? format_bytes(double(*cap)) : "none");
             oom_kills_seen = m.oom_kills;

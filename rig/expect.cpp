@@ -19,7 +19,8 @@ const std::vector<std::string> workload_metrics = {"latency", "service", "send_l
 const std::vector<std::string> ratio_metrics = {"p50_x", "p99_x", "throughput_x"};
 const std::vector<std::string> ops = {"<=", ">=", "==", "!=", "<", ">"};
 // What report.json's events can be; "events.<kind>" counts them.
-const std::vector<std::string> event_kinds = {"target_exit", "oom_kill", "interrupted", "cleanup_failed"};
+const std::vector<std::string> event_kinds = {"target_exit", "oom_kill", "memory_limit", "phases_skipped",
+                                              "interrupted", "cleanup_failed"};
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;

@@ -320,6 +320,11 @@ duration = "1s"
   MESSAGE("disk write cap 400 KB/s: the target wrote " << wrote / 1e3 << " KB/s, " << throughput(r, 1)
                                                         << " req/s (4 KiB per request)");
   CHECK(wrote == doctest::Approx(400000).epsilon(0.1));
+  // The sampler's view of the same phase: the cgroup's writes against the cap in force.
+  const auto& cg = r["phases"][1]["resources"]["cgroup"];
+  CHECK(cg["io_write_bytes_per_s"].get<double>() == doctest::Approx(400000).epsilon(0.15));
+  CHECK(cg["io_cap"]["write_bps"] == 400000);
+  CHECK(r["phases"][2]["resources"]["cgroup"]["io_cap"].is_null());
   CHECK(throughput(r, 1) < 120);
   CHECK(throughput(r, 2) > 10 * throughput(r, 1));  // reverted
   check_cgroup_gone(r);
