@@ -56,6 +56,21 @@ int64_t get(const std::map<std::string, int64_t>& m, const std::string& k) {
   return it == m.end() ? 0 : it->second;
 }
 
+// v2's per-device files (io.max, io.stat): "MAJ:MIN key=value ..." lines; "max" reads as 0.
+std::map<std::string, std::map<std::string, int64_t>> per_device(const std::string& text) {
+  std::map<std::string, std::map<std::string, int64_t>> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string dev, kv;
+    if (!(f >> dev)) continue;
+    auto& m = out[dev];
+    while (f >> kv)
+      if (const auto eq = kv.find('='); eq != std::string::npos) m[kv.substr(0, eq)] = number_or(kv.substr(eq + 1), 0);
+  }
+  return out;
+}
+
 // Makes a directory; `created` gets it when it is new. rig/ parents may exist already.
 void make_dir(const std::string& path, std::vector<std::string>* created, bool must_be_new) {
   if (::mkdir(path.c_str(), 0755) == 0) {
@@ -436,23 +451,9 @@ std::map<std::string, io_limits> cgroup::io_limits_all() const {
   const dir& d = at("io");
   std::map<std::string, io_limits> out;
   if (d.version == cg_version::v2) {
-    // "254:0 rbps=1000000 wbps=max riops=max wiops=50" per device with a cap.
-    std::istringstream in(read_control(d.path + "/io.max"));
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream f(line);
-      std::string dev, kv;
-      if (!(f >> dev)) continue;
-      io_limits& l = out[dev];
-      while (f >> kv) {
-        const auto eq = kv.find('=');
-        const std::string k = kv.substr(0, eq);
-        const int64_t n = number_or(kv.substr(eq + 1), 0);  // "max" -> 0: no cap
-        if (k == "rbps") l.read_bps = n;
-        if (k == "wbps") l.write_bps = n;
-        if (k == "riops") l.read_iops = n;
-        if (k == "wiops") l.write_iops = n;
-      }
-    }
+    // "254:0 rbps=1000000 wbps=max riops=max wiops=50" per device with a cap ("max": none).
+    for (const auto& [dev, kv] : per_device(read_control(d.path + "/io.max")))
+      out[dev] = {get(kv, "rbps"), get(kv, "wbps"), get(kv, "riops"), get(kv, "wiops")};
     return out;
   }
   // v1: one file per kind, "254:0 1000000" per device with a cap.
@@ -480,22 +481,8 @@ std::map<std::string, io_figures> cgroup::io_all() const {
   std::map<std::string, io_figures> out;
   if (d.version == cg_version::v2) {
     // "254:0 rbytes=4096 wbytes=8192 rios=1 wios=2 dbytes=0 dios=0" per device.
-    std::istringstream in(read_control(d.path + "/io.stat"));
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream l(line);
-      std::string dev, kv;
-      if (!(l >> dev)) continue;
-      io_figures& f = out[dev];
-      while (l >> kv) {
-        const auto eq = kv.find('=');
-        const std::string k = kv.substr(0, eq);
-        const int64_t n = number_or(kv.substr(eq + 1), 0);
-        if (k == "rbytes") f.read_bytes = n;
-        if (k == "wbytes") f.write_bytes = n;
-        if (k == "rios") f.read_ops = n;
-        if (k == "wios") f.write_ops = n;
-      }
-    }
+    for (const auto& [dev, kv] : per_device(read_control(d.path + "/io.stat")))
+      out[dev] = {get(kv, "rbytes"), get(kv, "wbytes"), get(kv, "rios"), get(kv, "wios")};
     return out;
   }
   // v1: "254:0 Read 4096", "254:0 Write 8192", ..., and a closing "Total N".

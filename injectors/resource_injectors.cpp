@@ -63,6 +63,14 @@ std::string cpu_list_text(const std::vector<int>& cpus) {
 
 }  // namespace
 
+// 'cpus' (cpu, noise) must be a CPU list.
+static void check_cpu_list(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  if (v.has("cpus") && count_cpus(v.str("cpus")) == 0)
+    diags.add(v.where("cpus"), fmt::format("'cpus' in {} is \"{}\": expected a CPU list such as \"1\", \"0-1\" or "
+                                           "\"0,2\"",
+                                           ctx.section, v.str("cpus")));
+}
+
 int count_cpus(const std::string& list) {
   int n = 0;
   std::istringstream in(list);
@@ -277,10 +285,7 @@ void check_cpu(const option_values& v, const bind_context& ctx, diagnostics& dia
     diags.add(v.where("frequency"), fmt::format("'frequency' in {} is \"{}\": expected a clock such as \"1.2GHz\" or "
                                                 "\"800MHz\"",
                                                 ctx.section, v.str("frequency")));
-  if (v.has("cpus") && count_cpus(v.str("cpus")) == 0)
-    diags.add(v.where("cpus"), fmt::format("'cpus' in {} is \"{}\": expected a CPU list such as \"1\", \"0-1\" or "
-                                           "\"0,2\"",
-                                           ctx.section, v.str("cpus")));
+  check_cpu_list(v, ctx, diags);
 }
 
 probe_result probe_cpu_host(const host_context&) {
@@ -443,9 +448,6 @@ class cpu_injector final : public injector {
 
 std::unique_ptr<injector> make_cpu(const option_values& v) { return std::make_unique<cpu_injector>(v); }
 
-}  // namespace rig
-
-namespace rig {
 
 // ---------------------------------------------------------------------------------------
 // disk
@@ -601,9 +603,6 @@ class disk_injector final : public injector {
 
 std::unique_ptr<injector> make_disk(const option_values& v) { return std::make_unique<disk_injector>(v); }
 
-}  // namespace rig
-
-namespace rig {
 
 // ---------------------------------------------------------------------------------------
 // noise
@@ -620,10 +619,7 @@ const option_table& noise_options() {
 }
 
 void check_noise(const option_values& v, const bind_context& ctx, diagnostics& diags) {
-  if (v.has("cpus") && count_cpus(v.str("cpus")) == 0)
-    diags.add(v.where("cpus"), fmt::format("'cpus' in {} is \"{}\": expected a CPU list such as \"1\", \"0-1\" or "
-                                           "\"0,2\"",
-                                           ctx.section, v.str("cpus")));
+  check_cpu_list(v, ctx, diags);
 }
 
 namespace {
