@@ -166,7 +166,8 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
   if (cfirst) {
     json cg = json::object();
     if (clast->memory && cfirst->memory) {
-      cg["memory_used_max_bytes"] = mem_max;
+      cg["memory_used_max_bytes"] = mem_max;  // the most seen at a sample
+      cg["memory_peak_bytes"] = clast->memory->peak_bytes;  // the kernel's own high-water mark (-1: not kept)
       cg["memory_used_end_bytes"] = clast->memory->usage_bytes;
       cg["memory_cap_bytes"] = mem_cap ? json(*mem_cap) : json();
       cg["memory_limit_hits"] = clast->memory->limit_hits - cfirst->memory->limit_hits;

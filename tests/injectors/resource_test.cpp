@@ -81,6 +81,7 @@ TEST_CASE("memory-accumulation.toml: 64 KiB per request as bytes/op, then the OO
   CHECK(capped["end_s"].get<double>() - capped["start_s"].get<double>() < 15);
   CHECK(capped["resources"]["cgroup"]["memory_cap_bytes"] == 128 << 20);
   CHECK(capped["resources"]["cgroup"]["memory_used_max_bytes"].get<double>() > 100 << 20);
+  CHECK(capped["resources"]["cgroup"]["memory_peak_bytes"].get<double>() >= 120 << 20);  // the kernel's high-water mark
   const auto& inj = capped["injections"][0];
   CHECK(inj["verified"] == true);
   CHECK(inj["measured"]["limit_bytes"] == 128 << 20);
