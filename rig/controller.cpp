@@ -469,6 +469,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     }
     for (size_t i = 0; i < workloads.size(); ++i) {
       workload_env env{sc.workloads[i].name, host, proxy ? proxy->port() : tgt->port(), &clock, &windows};
+      env.run_dir = rep.run_dir;
       if (host_of_proxy == i)
         env.host_on_loop = [&](asio::io_context& loop) {
           proxy->start_on(loop, tgt->host(), tgt->port());

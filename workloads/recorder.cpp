@@ -129,4 +129,15 @@ void thread_recorder::flush() {
   if (window_) sink_.submit(workload_, std::move(window_));
 }
 
+std::vector<phase_stats> merge_phases(const std::vector<const thread_recorder*>& recorders) {
+  std::vector<phase_stats> out;
+  for (const auto* r : recorders) {
+    const auto& phases = r->phases();
+    if (out.size() < phases.size()) out.resize(phases.size());
+    for (size_t i = 0; i < phases.size(); ++i)
+      if (phases[i]) out[i].merge(*phases[i]);
+  }
+  return out;
+}
+
 }  // namespace rig

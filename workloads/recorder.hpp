@@ -88,4 +88,7 @@ class thread_recorder {
   uint64_t between_phases_ = 0;
 };
 
+// Per phase index, merged over the recorders of a workload's threads.
+std::vector<phase_stats> merge_phases(const std::vector<const thread_recorder*>& recorders);
+
 }  // namespace rig

@@ -1,3 +1,4 @@
+#include "workloads/disk.hpp"
 #include "workloads/tcp.hpp"
 #include "workloads/workload.hpp"
 
@@ -9,6 +10,11 @@ const std::vector<workload_kind>& workload_kinds() {
        &tcp_workload_options,
        [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<tcp_workload>(v); },
        &check_tcp_workload},
+      {"disk", "block I/O on a file through io_uring: sequential or random reads and writes at an iodepth, closed or "
+               "open loop",
+       &disk_workload_options,
+       [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<disk_workload>(v); },
+       &check_disk_workload},
   };
   return kinds;
 }

@@ -276,14 +276,9 @@ awaitable<void> tcp_workload::request_loop(worker& w, conn& c) {
 }
 
 std::vector<phase_stats> tcp_workload::results() const {
-  std::vector<phase_stats> out;
-  for (const auto& w : workers_) {
-    const auto& phases = w->rec->phases();
-    if (out.size() < phases.size()) out.resize(phases.size());
-    for (size_t i = 0; i < phases.size(); ++i)
-      if (phases[i]) out[i].merge(*phases[i]);
-  }
-  return out;
+  std::vector<const thread_recorder*> recs;
+  for (const auto& w : workers_) recs.push_back(w->rec.get());
+  return merge_phases(recs);
 }
 
 nlohmann::json tcp_workload::describe() const {

@@ -30,6 +30,7 @@ struct workload_env {
   // Optional: something to run on the workload's first event loop before it connects (rig's
   // proxy, so forwarding costs no cross-thread wake-up).
   std::function<hosted(asio::io_context&)> host_on_loop;
+  std::string run_dir;  // where a workload may put files of its own (the disk workload's)
 };
 
 // Runs from start() to stop() across all phases; the run clock says which phase each

@@ -1,0 +1,283 @@
+#include "workloads/disk.hpp"
+
+#include <fcntl.h>
+#include <liburing.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fmt/format.h>
+#include <iostream>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/fd.hpp"
+#include "core/units.hpp"
+
+namespace rig {
+
+const option_table& disk_workload_options() {
+  static const option_table t = {
+      {.name = "path", .type = opt_type::string, .default_text = "",
+       .help = "the file to do I/O on (absent: disk-workload.dat in the run directory, made, filled and removed "
+               "by rig)"},
+      {.name = "mode", .type = opt_type::string, .default_text = "\"randread\"",
+       .help = "read and write are sequential; randread, randwrite and randrw pick blocks uniformly",
+       .allowed = {"read", "write", "randread", "randwrite", "randrw"}},
+      {.name = "block_size", .type = opt_type::size, .default_text = "\"4KiB\"",
+       .help = "bytes per operation (a multiple of 512 with direct I/O)", .min = 512, .max = 64.0 * 1048576},
+      {.name = "iodepth", .type = opt_type::integer, .default_text = "1",
+       .help = "operations in flight per thread", .min = 1, .max = 4096},
+      {.name = "threads", .type = opt_type::integer, .default_text = "1",
+       .help = "threads, each with its own io_uring", .min = 1, .max = 64},
+      {.name = "direct", .type = opt_type::boolean, .default_text = "true",
+       .help = "O_DIRECT: past the page cache to the device"},
+      {.name = "file_size", .type = opt_type::size, .default_text = "\"64MiB\"",
+       .help = "the file's size: rig's own file is made this large and filled once", .min = 4096, .max = 1e13},
+      {.name = "fsync_every", .type = opt_type::integer, .default_text = "0",
+       .help = "an fsync after this many writes (0: never)", .min = 0, .max = 1e9},
+      {.name = "rate", .type = opt_type::op_rate, .default_text = "",
+       .help = "total operations per second, open loop (latency from the intended submission); absent: closed loop",
+       .min = 0.001, .max = 1e8},
+      {.name = "read_share", .type = opt_type::percent, .default_text = "\"50%\"",
+       .help = "randrw: the share of operations that read", .min = 0, .max = 1},
+  };
+  return t;
+}
+
+void check_disk_workload(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  if (v.has("block_size") && v.boolean("direct") && v.bytes("block_size") % 512 != 0)
+    diags.add(v.where("block_size"), fmt::format("'block_size' in {} is {}: direct I/O needs a multiple of 512 bytes",
+                                                 ctx.section, v.text("block_size")));
+  if (v.has("file_size") && v.has("block_size") && v.bytes("file_size") < v.bytes("block_size"))
+    diags.add(v.where("file_size"), "'file_size' in " + ctx.section + " is smaller than one block");
+  if (v.is_set("read_share") && v.str("mode") != "randrw")
+    diags.add(v.where("read_share"), "'read_share' in " + ctx.section + " applies to mode = \"randrw\" only");
+}
+
+struct disk_workload::worker {
+  int index = 0;
+  std::unique_ptr<thread_recorder> rec;
+  std::thread th;
+};
+
+disk_workload::disk_workload(const option_values& v) : opts_(v) {
+  mode_ = v.str("mode");
+  block_ = uint32_t(v.bytes("block_size"));
+  iodepth_ = int(v.integer("iodepth"));
+  threads_ = int(v.integer("threads"));
+  direct_ = v.boolean("direct");
+  file_size_ = v.bytes("file_size") / block_ * block_;
+  fsync_every_ = v.integer("fsync_every");
+  if (v.has("rate")) rate_ = v.per_second("rate");
+  read_share_ = mode_ == "randrw" ? v.fraction("read_share") : (mode_.find("read") != std::string::npos ? 1.0 : 0.0);
+  if (v.has("path")) path_ = v.str("path");
+}
+
+disk_workload::~disk_workload() { stop(); }
+
+void disk_workload::start(const workload_env& env) {
+  if (path_.empty()) path_ = (env.run_dir.empty() ? std::string("/tmp") : env.run_dir) + "/disk-workload.dat";
+  // The file: rig's own is made and filled once; a given one must be large enough.
+  struct stat st {};
+  const bool exists = ::stat(path_.c_str(), &st) == 0;
+  if (!exists || uint64_t(st.st_size) < file_size_) {
+    if (exists && opts_.has("path"))
+      throw std::runtime_error(fmt::format("disk workload: {} has {} bytes, fewer than file_size {}", path_,
+                                           st.st_size, file_size_));
+    unique_fd fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+    throw_system_error_on(!fd, "disk workload: create " + path_);
+    created_ = true;
+    std::vector<char> chunk(1 << 20);
+    for (size_t i = 0; i < chunk.size(); ++i) chunk[i] = char(i * 2654435761u >> 24);  // not all zeros
+    for (uint64_t off = 0; off < file_size_;) {
+      const size_t n = size_t(std::min<uint64_t>(chunk.size(), file_size_ - off));
+      throw_system_error_on(::pwrite(fd.get(), chunk.data(), n, off_t(off)) != ssize_t(n), "disk workload: fill " + path_);
+      off += n;
+    }
+    throw_system_error_on(::fsync(fd.get()) != 0, "disk workload: fsync " + path_);
+  }
+  if (direct_) {  // refuse up front where the file system has no direct I/O (tmpfs)
+    unique_fd probe(::open(path_.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+    throw_system_error_on(!probe, "disk workload: open " + path_ + " with O_DIRECT",
+                          "the file system must support direct I/O (tmpfs does not); or set direct = false");
+  }
+  for (int t = 0; t < threads_; ++t) {
+    auto w = std::make_unique<worker>();
+    w->index = t;
+    w->rec = std::make_unique<thread_recorder>(*env.clock, *env.windows, env.name);
+    workers_.push_back(std::move(w));
+  }
+  for (auto& w : workers_) w->th = std::thread([this, w = w.get()] { run(*w); });
+}
+
+void disk_workload::stop() noexcept {
+  if (stopping_.exchange(true)) return;
+  for (auto& w : workers_) {
+    if (w->th.joinable()) w->th.join();
+    w->rec->flush();
+  }
+  if (created_) ::unlink(path_.c_str());
+}
+
+namespace {
+constexpr uint64_t fsync_tag = ~0ull;
+
+struct slot {
+  bool busy = false, write = false;
+  int64_t intended = 0, sent = 0;
+};
+}  // namespace
+
+void disk_workload::run(worker& w) {
+  thread_recorder& rec = *w.rec;
+  unique_fd fd(::open(path_.c_str(), O_RDWR | O_CLOEXEC | (direct_ ? O_DIRECT : 0)));
+  io_uring ring{};
+  if (!fd || io_uring_queue_init(unsigned(iodepth_ + 1), &ring, 0) != 0) {
+    std::cerr << "rig: disk workload: cannot set up io_uring on " << path_ << ": " << strerror(errno) << "\n";
+    rec.error(error_kind::connect, mono_ns());
+    return;
+  }
+  // Registered file and buffers where the kernel allows (fewer lookups per operation);
+  // plain ones where it does not (a low RLIMIT_MEMLOCK on older kernels).
+  std::vector<void*> bufs(static_cast<size_t>(iodepth_));
+  std::vector<iovec> iov(static_cast<size_t>(iodepth_));
+  for (int i = 0; i < iodepth_; ++i) {
+    if (::posix_memalign(&bufs[size_t(i)], 4096, block_) != 0) bufs[size_t(i)] = nullptr;
+    if (bufs[size_t(i)]) std::memset(bufs[size_t(i)], 0x5a, block_);
+    iov[size_t(i)] = {bufs[size_t(i)], block_};
+  }
+  const int raw_fd = fd.get();
+  const bool fixed_file = io_uring_register_files(&ring, &raw_fd, 1) == 0;
+  const bool fixed_bufs = io_uring_register_buffers(&ring, iov.data(), unsigned(iodepth_)) == 0;
+
+  std::vector<slot> slots(static_cast<size_t>(iodepth_));
+  const uint64_t blocks = file_size_ / block_;
+  uint64_t rng = 0x9E3779B97F4A7C15ull * uint64_t(w.index + 1);
+  auto next_rand = [&] {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+  };
+  uint64_t seq_block = blocks * uint64_t(w.index) / uint64_t(threads_);
+  const int64_t interval = rate_ > 0 ? int64_t(double(threads_) * 1e9 / rate_) : 0;
+  int64_t next_intended = mono_ns() + (interval ? interval * w.index / threads_ : 0);
+  int inflight = 0;
+  int64_t writes_since_fsync = 0, last_tick = 0;
+  bool fsync_inflight = false;
+  const bool random = mode_.rfind("rand", 0) == 0;
+
+  auto reap = [&](io_uring_cqe* cqe) {
+    const uint64_t id = io_uring_cqe_get_data64(cqe);
+    const int res = cqe->res;
+    io_uring_cqe_seen(&ring, cqe);
+    const int64_t done = mono_ns();
+    if (id == fsync_tag) {
+      fsync_inflight = false;
+      if (res < 0) rec.error(error_kind::write, done);
+      return;
+    }
+    slot& s = slots[size_t(id)];
+    s.busy = false;
+    --inflight;
+    if (res != int(block_)) rec.error(s.write ? error_kind::write : error_kind::read, done);
+    else rec.record(s.intended, s.sent, done);
+    if (s.write && fsync_every_ && ++writes_since_fsync >= fsync_every_) {
+      writes_since_fsync = 0;
+      io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+      io_uring_prep_fsync(sqe, fixed_file ? 0 : raw_fd, 0);
+      sqe->flags |= IOSQE_IO_DRAIN | (fixed_file ? IOSQE_FIXED_FILE : 0);  // after every write before it
+      io_uring_sqe_set_data64(sqe, fsync_tag);
+      io_uring_submit(&ring);
+      fsync_inflight = true;
+    }
+  };
+
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    int64_t now = mono_ns();
+    std::vector<int> queued;
+    for (int i = 0; i < iodepth_ && !fsync_inflight; ++i) {
+      if (slots[size_t(i)].busy) continue;
+      int64_t intended = now;
+      if (interval) {
+        if (next_intended > now) break;
+        intended = next_intended;  // a backlog keeps its intended times: latency counts the wait
+        next_intended += interval;
+      }
+      const bool write = read_share_ < 1.0 && (read_share_ <= 0.0 || double(next_rand() % 1000000) >= read_share_ * 1e6);
+      uint64_t block;
+      if (random) {
+        block = next_rand() % blocks;
+      } else {
+        block = seq_block;
+        seq_block = (seq_block + 1) % blocks;
+      }
+      io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+      const off_t off = off_t(block * block_);
+      const int target = fixed_file ? 0 : raw_fd;
+      if (fixed_bufs) {
+        if (write) io_uring_prep_write_fixed(sqe, target, bufs[size_t(i)], block_, uint64_t(off), i);
+        else io_uring_prep_read_fixed(sqe, target, bufs[size_t(i)], block_, uint64_t(off), i);
+      } else {
+        if (write) io_uring_prep_write(sqe, target, bufs[size_t(i)], block_, uint64_t(off));
+        else io_uring_prep_read(sqe, target, bufs[size_t(i)], block_, uint64_t(off));
+      }
+      if (fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
+      io_uring_sqe_set_data64(sqe, uint64_t(i));
+      slots[size_t(i)] = {true, write, intended, 0};
+      ++inflight;
+      queued.push_back(i);
+    }
+    if (!queued.empty()) {
+      io_uring_submit(&ring);
+      const int64_t sent = mono_ns();
+      for (int i : queued) {
+        slots[size_t(i)].sent = sent;
+        if (!interval) slots[size_t(i)].intended = sent;  // closed loop: no schedule to lag behind
+      }
+    }
+    // Wait for a completion, the next intended submission, or 10 ms (to see stop and tick).
+    now = mono_ns();
+    int64_t wait_ns = 10 * ns_per_ms;
+    if (interval && !fsync_inflight && inflight < iodepth_) wait_ns = std::clamp<int64_t>(next_intended - now, 0, wait_ns);
+    io_uring_cqe* cqe = nullptr;
+    if (inflight > 0 || fsync_inflight) {
+      __kernel_timespec ts{wait_ns / ns_per_s, wait_ns % ns_per_s};
+      if (io_uring_wait_cqe_timeout(&ring, &cqe, &ts) == 0 && cqe) reap(cqe);
+      while (io_uring_peek_cqe(&ring, &cqe) == 0) reap(cqe);
+    } else if (wait_ns > 0) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(wait_ns));
+    }
+    now = mono_ns();
+    if (now - last_tick >= ns_per_ms) {
+      rec.tick(now);
+      last_tick = now;
+    }
+  }
+  // Let the operations in flight finish before the buffers go.
+  while (inflight > 0 || fsync_inflight) {
+    io_uring_cqe* cqe = nullptr;
+    if (io_uring_wait_cqe(&ring, &cqe) != 0) break;
+    reap(cqe);
+  }
+  io_uring_queue_exit(&ring);
+  for (void* b : bufs) std::free(b);
+}
+
+std::vector<phase_stats> disk_workload::results() const {
+  std::vector<const thread_recorder*> recs;
+  for (const auto& w : workers_) recs.push_back(w->rec.get());
+  return merge_phases(recs);
+}
+
+nlohmann::json disk_workload::describe() const {
+  return {{"kind", "disk"},
+          {"engine", "io_uring"},
+          {"path", path_},
+          {"load_model", rate_ > 0 ? "open loop" : "closed loop"},
+          {"params", opts_.to_json()}};
+}
+
+}  // namespace rig
