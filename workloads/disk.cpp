@@ -169,6 +169,8 @@ void disk_workload::run(worker& w) {
   bool fsync_inflight = false;
   const bool random = mode_.rfind("rand", 0) == 0;
 
+  std::vector<int> queued;
+  queued.reserve(size_t(iodepth_));
   auto reap = [&](io_uring_cqe* cqe) {
     const uint64_t id = io_uring_cqe_get_data64(cqe);
     const int res = cqe->res;
@@ -197,7 +199,7 @@ void disk_workload::run(worker& w) {
 
   while (!stopping_.load(std::memory_order_relaxed)) {
     int64_t now = mono_ns();
-    std::vector<int> queued;
+    queued.clear();
     for (int i = 0; i < iodepth_ && !fsync_inflight; ++i) {
       if (slots[size_t(i)].busy) continue;
       int64_t intended = now;
@@ -230,22 +232,20 @@ void disk_workload::run(worker& w) {
       ++inflight;
       queued.push_back(i);
     }
-    if (!queued.empty()) {
-      io_uring_submit(&ring);
-      const int64_t sent = mono_ns();
-      for (int i : queued) {
-        slots[size_t(i)].sent = sent;
-        if (!interval) slots[size_t(i)].intended = sent;  // closed loop: no schedule to lag behind
-      }
+    // Submit what was queued and wait for a completion, the next intended submission, or
+    // 10 ms (to see stop and tick), in one system call.
+    const int64_t sent = mono_ns();
+    for (int i : queued) {
+      slots[size_t(i)].sent = sent;
+      if (!interval) slots[size_t(i)].intended = sent;  // closed loop: no schedule to lag behind
     }
-    // Wait for a completion, the next intended submission, or 10 ms (to see stop and tick).
-    now = mono_ns();
     int64_t wait_ns = 10 * ns_per_ms;
-    if (interval && !fsync_inflight && inflight < iodepth_) wait_ns = std::clamp<int64_t>(next_intended - now, 0, wait_ns);
+    if (interval && !fsync_inflight && inflight < iodepth_) wait_ns = std::clamp<int64_t>(next_intended - sent, 0, wait_ns);
     io_uring_cqe* cqe = nullptr;
     if (inflight > 0 || fsync_inflight) {
       __kernel_timespec ts{wait_ns / ns_per_s, wait_ns % ns_per_s};
-      if (io_uring_wait_cqe_timeout(&ring, &cqe, &ts) == 0 && cqe) reap(cqe);
+      if (wait_ns > 0) io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, nullptr);
+      else if (!queued.empty()) io_uring_submit(&ring);
       while (io_uring_peek_cqe(&ring, &cqe) == 0) reap(cqe);
     } else if (wait_ns > 0) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(wait_ns));

@@ -1,0 +1,93 @@
+// rig's disk workload against fio's io_uring engine on the same file, alternated in one
+// run: randread 4 KiB, iodepth 32, O_DIRECT. Prints both IOPS and the ratio (goal >= 0.95),
+// medians over the repeats.
+//   build/bench/disk_bench [repeats=5] [seconds=3] [dir=/var/tmp]
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/clock.hpp"
+#include "core/process.hpp"
+#include "workloads/disk.hpp"
+
+using namespace rig;
+
+namespace {
+
+double rig_iops(const std::string& file, int seconds) {
+  const toml::table t = toml::parse(
+      fmt::format("path = \"{}\"\nmode = \"randread\"\niodepth = 32\nblock_size = \"4KiB\"\nfile_size = \"256MiB\"\n",
+                  file));
+  bind_context ctx{"bench", "[bench]", "bench", nullptr, {}};
+  diagnostics d;
+  disk_workload w(bind_options(disk_workload_options(), t, ctx, d));
+  run_clock clock;
+  window_sink windows;
+  clock.start_ns = mono_ns();
+  w.start({"bench", "", 0, &clock, &windows});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // warm-up
+  clock.phase = 0;
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  clock.phase = -1;
+  w.stop();
+  return double(w.results().at(0).ops) / seconds;
+}
+
+double fio_iops(const std::string& fio, const std::string& file, int seconds) {
+  auto c = child_process::spawn({.argv = {fio, "--name=randread", "--filename=" + file, "--rw=randread", "--bs=4k",
+                                          "--iodepth=32", "--direct=1", "--ioengine=io_uring", "--size=256M",
+                                          "--ramp_time=300ms", fmt::format("--runtime={}s", seconds), "--time_based",
+                                          "--output-format=json"},
+                                 .capture_stdout = true});
+  std::string out;
+  while (auto line = c.read_line(60'000)) out += *line + "\n";
+  c.wait(10'000);
+  const auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  return j["jobs"][0]["read"]["iops"].get<double>();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int repeats = argc > 1 ? std::atoi(argv[1]) : 5;
+  const int seconds = argc > 2 ? std::atoi(argv[2]) : 3;
+  const std::string dir = argc > 3 ? argv[3] : "/var/tmp";
+  const std::string fio = find_in_path("fio");
+  if (fio.empty()) {
+    fmt::print(stderr, "disk_bench: fio is not installed (apt-get install fio)\n");
+    return 3;
+  }
+  const std::string file = dir + "/rig-disk-bench.dat";
+  {
+    // One file for both, written once in full (so neither reads holes).
+    std::vector<char> chunk(1 << 20, 'r');
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    for (int i = 0; i < 256; ++i) (void)!::write(fd, chunk.data(), chunk.size());
+    ::fsync(fd);
+    ::close(fd);
+  }
+  std::vector<double> ratios, rigs, fios;
+  for (int r = 0; r < repeats; ++r) {
+    const double f = fio_iops(fio, file, seconds);
+    const double g = rig_iops(file, seconds);
+    fios.push_back(f);
+    rigs.push_back(g);
+    ratios.push_back(g / f);
+    fmt::print("  run {}: fio {:.0f} IOPS, rig {:.0f} IOPS, ratio {:.3f}\n", r + 1, f, g, g / f);
+  }
+  const double q = median(ratios);
+  fmt::print("disk randread 4 KiB, iodepth 32, O_DIRECT, io_uring: fio {:.0f} IOPS, rig {:.0f} IOPS (medians), ratio "
+             "{:.3f} (goal >= 0.95: {})\n",
+             median(fios), median(rigs), q, q >= 0.95 ? "met" : "MISSED");
+  std::filesystem::remove(file);
+}
