@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "core/clock.hpp"
 
 namespace rig {
@@ -80,7 +82,11 @@ resource_sample sampler::sample_now() {
 
 std::vector<resource_sample> sampler::samples() const {
   std::lock_guard lk(mu_);
-  return samples_;
+  // In time order: a sample is stamped when it starts and stored when its reads finish, so
+  // the sampler's thread and a phase boundary's sample can be stored out of order.
+  auto out = samples_;
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.t_ns < b.t_ns; });
+  return out;
 }
 
 }  // namespace rig

@@ -68,7 +68,9 @@ nlohmann::json host_facts() {
 }
 
 // Resource figures of one phase from the samples between its boundaries.
-nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t from, int64_t to) {
+// counts_from: when the phase's injectors began to be applied; what they caused from then
+// on (an OOM kill when a cap lands below the usage) counts for the phase.
+nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t from, int64_t to, int64_t counts_from) {
   using nlohmann::json;
   std::vector<const resource_sample*> in;
   for (const auto& s : all)
@@ -137,12 +139,12 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
   }
   if (!target.is_null()) res["target"] = target;
   // The target's cgroup: usage against the caps in force (the zonestat view). Counts (OOM
-  // kills, limit hits, throttling) run from the last sample before the phase, so what its
-  // injectors caused while being applied (a cap below the usage: an OOM kill at once) counts.
+  // kills, limit hits, throttling) run from the last sample before its injectors were applied,
+  // so what they caused while being applied (a cap below the usage: an OOM kill at once) counts.
   const cgroup_sample *cfirst = nullptr, *clast = nullptr;
   int64_t t_first = 0, t_last = 0, mem_max = 0;
   for (const auto& s : all)
-    if (s.t_ns < from && s.cgroup) {
+    if (s.t_ns < counts_from && s.cgroup) {
       cfirst = &*s.cgroup;
       t_first = s.t_ns;
     }
@@ -163,7 +165,7 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
       cpu_period = clast->cpu_period_us;
     }
   }
-  if (cfirst) {
+  if (cfirst && clast) {
     json cg = json::object();
     if (clast->memory && cfirst->memory) {
       cg["memory_used_max_bytes"] = mem_max;  // the most seen at a sample
@@ -208,6 +210,7 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
 struct phase_window {
   int index;
   int64_t start_ns, end_ns;
+  int64_t applied_ns;  // when its injectors began to be applied (before start_ns)
 };
 
 timeseries_table build_timeseries(const scenario& sc, const std::vector<window_row>& rows,
@@ -493,6 +496,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       const auto& ph = sc.phases[pi];
       phase_result pr;
       pr.name = ph.name;
+      const int64_t applied_at = mono_ns();
       for (const auto& name : ph.inject) {
         injector* inj = injectors.at(name).get();
         applied.push_back(inj);  // before apply: a half-applied injector is reverted too
@@ -515,7 +519,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
         out << fmt::format("    {} {} — {}\n", i.verified ? "✓" : "✗", i.name, i.verification);
       out.flush();
       rep.phases.push_back(std::move(pr));
-      phase_windows.push_back({int(pi), p0, p0});
+      phase_windows.push_back({int(pi), p0, p0, applied_at});
       open_phase = rep.phases.size() - 1;
 
       const int64_t p_end = p0 + ph.duration_ns;
@@ -627,7 +631,8 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   }
   const auto samples = smp ? smp->samples() : std::vector<resource_sample>{};
   for (size_t pi = 0; pi < rep.phases.size(); ++pi)
-    rep.phases[pi].resources = phase_resources(samples, phase_windows[pi].start_ns, phase_windows[pi].end_ns);
+    rep.phases[pi].resources = phase_resources(samples, phase_windows[pi].start_ns, phase_windows[pi].end_ns,
+                                               phase_windows[pi].applied_ns);
   // Growth per operation (accumulation): RSS, and the built-in target's own retained bytes.
   for (auto& ph : rep.phases) {
     auto& t = ph.resources["target"];

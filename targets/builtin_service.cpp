@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/clock.hpp"
+#include "core/spin.hpp"
 #include "core/error.hpp"
 #include "core/wire.hpp"
 
@@ -92,29 +93,8 @@ builtin_service::builtin_service(builtin_config cfg)
 
 builtin_service::~builtin_service() { stop(); }
 
-namespace {
-// A fixed amount of CPU work: instructions, not time, so a slower or throttled CPU makes
-// it take longer, as it would real work.
-uint64_t spin(uint64_t iterations) {
-  volatile uint64_t x = 88172645463325252ull;
-  for (uint64_t i = 0; i < iterations; ++i) x = x * 6364136223846793005ull + 1442695040888963407ull;
-  return x;
-}
-}  // namespace
-
 void builtin_service::start() {
-  if (cfg_.work_ns > 0) {
-    // Iterations per `work` at this CPU's full speed: the best of a few 10 ms samples, so a
-    // preemption during one does not shrink the work.
-    double per_ns = 0;
-    for (int k = 0; k < 5; ++k) {
-      const uint64_t n = 2'000'000;
-      const int64_t t0 = mono_ns();
-      spin(n);
-      per_ns = std::max(per_ns, double(n) / double(std::max<int64_t>(1, mono_ns() - t0)));
-    }
-    work_iterations_ = uint64_t(per_ns * double(cfg_.work_ns));
-  }
+  if (cfg_.work_ns > 0) work_iterations_ = uint64_t(spin_per_ns() * double(cfg_.work_ns));  // at full speed
   if (cfg_.wal) {
     if (cfg_.wal_path.empty()) cfg_.wal_path = "target.wal";
     if (cfg_.wal_direct) {

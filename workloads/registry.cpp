@@ -1,3 +1,4 @@
+#include "workloads/cpu.hpp"
 #include "workloads/disk.hpp"
 #include "workloads/tcp.hpp"
 #include "workloads/workload.hpp"
@@ -15,6 +16,9 @@ const std::vector<workload_kind>& workload_kinds() {
        &disk_workload_options,
        [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<disk_workload>(v); },
        &check_disk_workload},
+      {"cpu", "units of calibrated CPU work on threads in the rig: the work rate and how long a unit takes",
+       &cpu_workload_options,
+       [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<cpu_workload>(v); }},
   };
   return kinds;
 }

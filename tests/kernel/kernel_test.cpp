@@ -116,6 +116,7 @@ TEST_CASE("cgroup v2 on the Debian kernel under qemu: cpu.max and memory.max rea
   CHECK(mem["mechanism"].get<std::string>().find("memory.max") != std::string::npos);
   CHECK(mem["measured"]["limit_bytes"] == 32 << 20);
   CHECK(mem["measured"]["oom_kills"] == 1);
+  INFO("capped phase: " << capped.dump() << " events: " << r["events"].dump());
   CHECK(capped["resources"]["cgroup"]["oom_kills"] == 1);
   MESSAGE(fmt::format("cgroup v2 in the VM: work rate at cpu.max 50% = {:.0f}% of the baseline (the 1-vCPU VM "
                       "shares its CPU with rig), growth {:.1f} KiB/op, OOM kill under memory.max 32 MiB",
