@@ -75,9 +75,7 @@ void cpu_workload::stop() noexcept {
 }
 
 std::vector<phase_stats> cpu_workload::results() const {
-  std::vector<const thread_recorder*> recs;
-  for (const auto& w : workers_) recs.push_back(w->rec.get());
-  return merge_phases(recs);
+  return merge_phases_of(workers_);
 }
 
 nlohmann::json cpu_workload::describe() const {

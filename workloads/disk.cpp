@@ -267,9 +267,7 @@ void disk_workload::run(worker& w) {
 }
 
 std::vector<phase_stats> disk_workload::results() const {
-  std::vector<const thread_recorder*> recs;
-  for (const auto& w : workers_) recs.push_back(w->rec.get());
-  return merge_phases(recs);
+  return merge_phases_of(workers_);
 }
 
 nlohmann::json disk_workload::describe() const {

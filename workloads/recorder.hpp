@@ -90,5 +90,12 @@ class thread_recorder {
 
 // Per phase index, merged over the recorders of a workload's threads.
 std::vector<phase_stats> merge_phases(const std::vector<const thread_recorder*>& recorders);
+// The same over a workload's workers (anything holding a `rec`).
+template <typename Workers>
+std::vector<phase_stats> merge_phases_of(const Workers& workers) {
+  std::vector<const thread_recorder*> recs;
+  for (const auto& w : workers) recs.push_back(w->rec.get());
+  return merge_phases(recs);
+}
 
 }  // namespace rig

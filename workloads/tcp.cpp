@@ -276,9 +276,7 @@ awaitable<void> tcp_workload::request_loop(worker& w, conn& c) {
 }
 
 std::vector<phase_stats> tcp_workload::results() const {
-  std::vector<const thread_recorder*> recs;
-  for (const auto& w : workers_) recs.push_back(w->rec.get());
-  return merge_phases(recs);
+  return merge_phases_of(workers_);
 }
 
 nlohmann::json tcp_workload::describe() const {
