@@ -105,15 +105,36 @@ bool remove_dir(const std::string& path, bool real, bool run_dir) {
     for (const auto& e : std::filesystem::directory_iterator(path, ec)) has_runs = has_runs || e.is_directory();
     return !has_runs && (std::filesystem::remove_all(path, ec) > 0 || !std::filesystem::exists(path));
   }
-  for (int attempt = 0; attempt < (run_dir ? 100 : 1); ++attempt) {
-    if (::rmdir(path.c_str()) == 0 || errno == ENOENT) return true;
+  if (run_dir) return remove_cgroup_dir(path);
+  return ::rmdir(path.c_str()) == 0 || errno == ENOENT;  // rig/ stays while a run uses it
+}
+
+}  // namespace
+
+size_t evacuate_cgroup(const std::string& dir, const std::string& top) {
+  std::vector<long> pids;
+  {
+    std::ifstream in(dir + "/cgroup.procs");
+    for (long p; in >> p;) pids.push_back(p);
+  }
+  for (long p : pids) {
+    try {
+      write_control(top + "/cgroup.procs", std::to_string(p));
+    } catch (...) {
+      // It exited meanwhile.
+    }
+  }
+  return pids.size();
+}
+
+bool remove_cgroup_dir(const std::string& dir) {
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return true;
     if (errno != EBUSY) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
 }
-
-}  // namespace
 
 std::string read_control(const std::string& path) {
   std::ifstream in(path);
@@ -516,20 +537,7 @@ std::string cgroup::destroy() noexcept {
   try {
     // Processes still inside go to the top of their hierarchy; then the directories go,
     // deepest first. The kernel may need a moment after the last process left.
-    for (const auto& [c, d] : dirs_) {
-      std::vector<long> pids;
-      {
-        std::ifstream in(d.path + "/cgroup.procs");
-        for (long p; in >> p;) pids.push_back(p);
-      }
-      for (long p : pids) {
-        try {
-          write_control(d.top + "/cgroup.procs", std::to_string(p));
-        } catch (...) {
-          // It exited meanwhile.
-        }
-      }
-    }
+    for (const auto& [c, d] : dirs_) evacuate_cgroup(d.path, d.top);
     // The run's directories, then rig/ parents that no other run uses any more (whichever
     // run ends last removes them).
     const bool real = !created_.empty() && is_cgroupfs(created_.front());

@@ -120,6 +120,12 @@ class cgroup {
   std::vector<std::pair<std::string, std::string>> enabled_at_top_;  // v2: {top, controller} rig turned on
 };
 
+// Moves every process in the cgroup directory `dir` to the cgroup at `top`; returns how many.
+size_t evacuate_cgroup(const std::string& dir, const std::string& top);
+// Removes an emptied cgroup directory, retrying while the kernel lets go of its last
+// process; false (errno set) when it stays.
+bool remove_cgroup_dir(const std::string& dir);
+
 // The block device (major:minor) that holds `path`: the whole disk for a partition, since
 // blkio/io caps apply to disks.
 dev_t block_device_of(const std::string& path);

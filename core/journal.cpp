@@ -106,26 +106,11 @@ std::vector<std::string> replay(const stale_journal& j) {
       }
       // Processes left inside (a target whose rig was killed) go to the top of the hierarchy.
       const std::string top = a.substr(0, a.rfind("/rig/"));
-      std::vector<long> pids;
-      {
-        std::ifstream procs(a + "/cgroup.procs");
-        for (long p; procs >> p;) pids.push_back(p);
-      }
-      for (long p : pids) {
-        try {
-          write_control(top + "/cgroup.procs", std::to_string(p));
-        } catch (...) {
-        }
-      }
-      bool gone = false;
-      for (int i = 0; i < 100 && !gone; ++i) {
-        gone = ::rmdir(a.c_str()) == 0 || errno == ENOENT;
-        if (!gone) ::usleep(10'000);
-      }
-      if (gone) {
+      const size_t moved = evacuate_cgroup(a, top);
+      if (remove_cgroup_dir(a)) {
         ::rmdir((top + "/rig").c_str());  // the parent too, once no run uses it
         report.push_back(fmt::format("cgroup {}: removed{}", a,
-                                     pids.empty() ? "" : fmt::format(" ({} process(es) moved out first)", pids.size())));
+                                     moved ? fmt::format(" ({} process(es) moved out first)", moved) : ""));
       } else {
         all = false;
         report.push_back(fmt::format("cgroup {}: NOT removed ({})", a, strerror(errno)));
