@@ -80,6 +80,14 @@ class injector {
   virtual nlohmann::json measure(run_context&) { return nlohmann::json::object(); }
 };
 
+// Injectors that act on the target's process (cgroups, signals) need one rig started:
+// nullopt, or the refusal, `because` saying what rig would do to it.
+inline std::optional<probe_result> needs_started_target(const run_context& ctx, const std::string& because) {
+  if (ctx.target_kind != "endpoint") return std::nullopt;
+  return probe_result{false, "an endpoint target is a process rig did not start, so " + because +
+                                 "; use a builtin or command target"};
+}
+
 // What `rig doctor` asks of each kind before any scenario exists.
 struct host_context {
   std::string rig_exe;

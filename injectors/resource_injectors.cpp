@@ -22,13 +22,8 @@ int online_cpu_count() { return int(::sysconf(_SC_NPROCESSORS_ONLN)); }
 
 std::string version_name(cg_version v) { return v == cg_version::v2 ? "cgroup v2" : "cgroup v1"; }
 
-// Injectors that cap the target need a target rig starts, so it can start inside a cgroup.
-std::optional<probe_result> needs_started_target(const run_context& ctx) {
-  if (ctx.target_kind == "endpoint")
-    return probe_result{false, "an endpoint target is a process rig did not start, so rig cannot put it in a "
-                               "cgroup; use a builtin or command target"};
-  return std::nullopt;
-}
+// Injectors that cap the target need it to start inside a cgroup.
+const std::string cannot_cap = "rig cannot put it in a cgroup";
 
 std::optional<probe_result> needs_controllers(const run_context& ctx, const std::vector<std::string>& controllers) {
   if (::geteuid() != 0) return probe_result{false, "making cgroups needs root"};
@@ -135,7 +130,7 @@ class memory_injector final : public injector {
   }
 
   probe_result probe(const run_context& ctx) override {
-    if (auto p = needs_started_target(ctx)) return *p;
+    if (auto p = needs_started_target(ctx, cannot_cap)) return *p;
     if (ctx.cgroups && use_cgroup(*ctx.cgroups))
       if (auto p = needs_controllers(ctx, {"memory"})) return *p;
     return {};
@@ -311,7 +306,7 @@ class cpu_injector final : public injector {
   std::vector<std::string> cgroup_controllers(const cgroup_layout&) const override { return {"cpu", "cpuset"}; }
 
   probe_result probe(const run_context& ctx) override {
-    if (auto p = needs_started_target(ctx)) return *p;
+    if (auto p = needs_started_target(ctx, cannot_cap)) return *p;
     if (auto p = needs_controllers(ctx, {"cpu", "cpuset"})) return *p;
     if (freq_khz_) {
       std::vector<int> cpus = opts_.has("cpus") ? cpu_list(opts_.str("cpus")) : std::vector<int>{};
@@ -496,7 +491,7 @@ class disk_injector final : public injector {
   std::vector<std::string> cgroup_controllers(const cgroup_layout&) const override { return {"io"}; }
 
   probe_result probe(const run_context& ctx) override {
-    if (auto p = needs_started_target(ctx)) return *p;
+    if (auto p = needs_started_target(ctx, cannot_cap)) return *p;
     if (auto p = needs_controllers(ctx, {"io"})) return *p;
     if (opts_.has("path")) {
       try {

@@ -34,12 +34,7 @@ char process_state(pid_t pid) {
   return close == std::string::npos || close + 2 >= all.size() ? '?' : all[close + 2];
 }
 
-std::optional<probe_result> needs_target_process(const run_context& ctx) {
-  if (ctx.target_kind == "endpoint")
-    return probe_result{false, "an endpoint target is a process rig did not start: rig signals only processes it "
-                               "started; use a builtin or command target"};
-  return std::nullopt;
-}
+const std::string signals_only_its_own = "rig does not signal it (rig signals only processes it started)";
 
 // A thread that runs a schedule against the target until the phase ends.
 class scheduled {
@@ -84,7 +79,7 @@ class pause_injector final : public injector {
       : opts_(v), period_ns_(v.duration_ns("period")), pause_ns_(v.duration_ns("pause_for")) {}
 
   probe_result probe(const run_context& ctx) override {
-    if (auto p = needs_target_process(ctx)) return *p;
+    if (auto p = needs_started_target(ctx, signals_only_its_own)) return *p;
     return {};
   }
 
@@ -174,7 +169,7 @@ class kill_injector final : public injector {
       : opts_(v), at_ns_(v.duration_ns("at")), signal_(signal_number(v.str("signal"))) {}
 
   probe_result probe(const run_context& ctx) override {
-    if (auto p = needs_target_process(ctx)) return *p;
+    if (auto p = needs_started_target(ctx, signals_only_its_own)) return *p;
     return {};
   }
 
