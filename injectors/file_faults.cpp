@@ -114,6 +114,11 @@ class file_faults_injector final : public injector {
 }  // namespace
 
 const option_table& file_faults_options() {
+  static const std::vector<std::string_view> errno_names = [] {
+    std::vector<std::string_view> out;
+    for (const auto& [n, e] : errnos) out.push_back(n);
+    return out;
+  }();
   static const option_table t = {
       {.name = "path_prefix", .type = opt_type::string, .default_text = "",
        .help = "files whose path starts with this (absent: the run directory, where the built-in target's "
@@ -123,8 +128,7 @@ const option_table& file_faults_options() {
       {.name = "delay", .type = opt_type::duration, .default_text = "\"0ms\"",
        .help = "added before each faulted call", .min = 0, .max = 3600e9},
       {.name = "error", .type = opt_type::string, .default_text = "\"EIO\"",
-       .help = "the errno a faulted call fails with; none: delay only",
-       .allowed = {"EIO", "ENOSPC", "EROFS", "EDQUOT", "EAGAIN", "none"}},
+       .help = "the errno a faulted call fails with; none: delay only", .allowed = errno_names},
       {.name = "probability", .type = opt_type::real, .default_text = "1.0",
        .help = "the share of calls faulted", .min = 0, .max = 1},
   };

@@ -37,15 +37,18 @@ std::optional<probe_result> needs_controllers(const run_context& ctx, const std:
 }  // namespace
 
 namespace {
+// "0-2,5" -> {0, 1, 2, 5}; empty when malformed (the check refuses those before a run).
 std::vector<int> cpu_list(const std::string& list) {
   std::vector<int> out;
   std::istringstream in(list);
   for (std::string part; std::getline(in, part, ',');) {
-    int a = 0, b = 0;
-    if (std::sscanf(part.c_str(), "%d-%d", &a, &b) == 2)
-      for (int c = a; c <= b; ++c) out.push_back(c);
-    else if (std::sscanf(part.c_str(), "%d", &a) == 1)
-      out.push_back(a);
+    unsigned a = 0, b = 0;
+    char dash = 0;
+    std::istringstream p(part);
+    if (!(p >> a)) return {};
+    b = a;
+    if (p >> dash && (dash != '-' || !(p >> b) || b < a)) return {};
+    for (unsigned c = a; c <= b; ++c) out.push_back(int(c));
   }
   return out;
 }
@@ -66,23 +69,7 @@ static void check_cpu_list(const option_values& v, const bind_context& ctx, diag
                                            ctx.section, v.str("cpus")));
 }
 
-int count_cpus(const std::string& list) {
-  int n = 0;
-  std::istringstream in(list);
-  for (std::string part; std::getline(in, part, ',');) {
-    unsigned a = 0, b = 0;
-    char dash = 0;
-    std::istringstream p(part);
-    if (!(p >> a)) return 0;
-    if (p >> dash) {
-      if (dash != '-' || !(p >> b) || b < a) return 0;
-      n += int(b - a + 1);
-    } else {
-      ++n;
-    }
-  }
-  return n;
-}
+int count_cpus(const std::string& list) { return int(cpu_list(list).size()); }
 
 // ---------------------------------------------------------------------------------------
 // memory

@@ -22,11 +22,6 @@ const std::vector<std::string> ops = {"<=", ">=", "==", "!=", "<", ">"};
 const std::vector<std::string> event_kinds = {"target_exit", "oom_kill", "memory_limit", "phases_skipped",
                                               "interrupted", "cleanup_failed"};
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -119,7 +114,7 @@ std::optional<check_expr> parse_check(const std::string& text, const source_pos&
   c.path = split(lhs, '.');
   if (!c.path.empty() && c.path[0] == "events") {
     if (c.path.size() != 2 || !contains(event_kinds, c.path[1]))
-      return fail("expected events.<kind>, a count, with kind one of: " + join(event_kinds) +
+      return fail(fmt::format("expected events.<kind>, a count, with kind one of: {}", fmt::join(event_kinds, ", ")) +
                   (c.path.size() == 2 ? did_you_mean(c.path[1], event_kinds) : ""));
   } else if (c.path.size() < 3) {
     return fail("path '" + lhs + "' is too short, e.g. \"nagle.rr.latency.p50\"");
