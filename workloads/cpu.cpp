@@ -19,12 +19,6 @@ const option_table& cpu_workload_options() {
   return t;
 }
 
-struct cpu_workload::worker {
-  int index = 0;
-  std::unique_ptr<thread_recorder> rec;
-  std::thread th;
-};
-
 cpu_workload::cpu_workload(const option_values& v) : opts_(v) {
   threads_ = int(v.integer("threads"));
   unit_ns_ = v.duration_ns("unit");
@@ -35,16 +29,10 @@ cpu_workload::~cpu_workload() { stop(); }
 
 void cpu_workload::start(const workload_env& env) {
   iterations_ = uint64_t(spin_per_ns() * double(unit_ns_));
-  for (int t = 0; t < threads_; ++t) {
-    auto w = std::make_unique<worker>();
-    w->index = t;
-    w->rec = std::make_unique<thread_recorder>(*env.clock, *env.windows, env.name);
-    workers_.push_back(std::move(w));
-  }
-  for (auto& w : workers_) w->th = std::thread([this, w = w.get()] { run(*w); });
+  workers_.start(threads_, env, [this](worker_threads::worker& w) { run(w); });
 }
 
-void cpu_workload::run(worker& w) {
+void cpu_workload::run(worker_threads::worker& w) {
   const int64_t interval = rate_ > 0 ? int64_t(double(threads_) * 1e9 / rate_) : 0;
   int64_t next = mono_ns() + (interval ? interval * w.index / threads_ : 0);
   while (!stopping_.load(std::memory_order_relaxed)) {
@@ -68,14 +56,11 @@ void cpu_workload::run(worker& w) {
 
 void cpu_workload::stop() noexcept {
   if (stopping_.exchange(true)) return;
-  for (auto& w : workers_) {
-    if (w->th.joinable()) w->th.join();
-    w->rec->flush();
-  }
+  workers_.join();
 }
 
 std::vector<phase_stats> cpu_workload::results() const {
-  return merge_phases_of(workers_);
+  return workers_.results();
 }
 
 nlohmann::json cpu_workload::describe() const {

@@ -22,15 +22,14 @@ class cpu_workload final : public workload {
   nlohmann::json describe() const override;
 
  private:
-  struct worker;
-  void run(worker& w);
+  void run(worker_threads::worker& w);
 
   option_values opts_;
   int threads_ = 1;
   int64_t unit_ns_ = 0;
   double rate_ = 0;
   uint64_t iterations_ = 0;
-  std::vector<std::unique_ptr<worker>> workers_;
+  worker_threads workers_;
   std::atomic<bool> stopping_{false};
 };
 

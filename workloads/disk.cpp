@@ -56,12 +56,6 @@ void check_disk_workload(const option_values& v, const bind_context& ctx, diagno
     diags.add(v.where("read_share"), "'read_share' in " + ctx.section + " applies to mode = \"randrw\" only");
 }
 
-struct disk_workload::worker {
-  int index = 0;
-  std::unique_ptr<thread_recorder> rec;
-  std::thread th;
-};
-
 disk_workload::disk_workload(const option_values& v) : opts_(v) {
   mode_ = v.str("mode");
   block_ = uint32_t(v.bytes("block_size"));
@@ -103,21 +97,12 @@ void disk_workload::start(const workload_env& env) {
     throw_system_error_on(!probe, "disk workload: open " + path_ + " with O_DIRECT",
                           "the file system must support direct I/O (tmpfs does not); or set direct = false");
   }
-  for (int t = 0; t < threads_; ++t) {
-    auto w = std::make_unique<worker>();
-    w->index = t;
-    w->rec = std::make_unique<thread_recorder>(*env.clock, *env.windows, env.name);
-    workers_.push_back(std::move(w));
-  }
-  for (auto& w : workers_) w->th = std::thread([this, w = w.get()] { run(*w); });
+  workers_.start(threads_, env, [this](worker_threads::worker& w) { run(w); });
 }
 
 void disk_workload::stop() noexcept {
   if (stopping_.exchange(true)) return;
-  for (auto& w : workers_) {
-    if (w->th.joinable()) w->th.join();
-    w->rec->flush();
-  }
+  workers_.join();
   if (created_) ::unlink(path_.c_str());
 }
 
@@ -130,7 +115,7 @@ struct slot {
 };
 }  // namespace
 
-void disk_workload::run(worker& w) {
+void disk_workload::run(worker_threads::worker& w) {
   thread_recorder& rec = *w.rec;
   unique_fd fd(::open(path_.c_str(), O_RDWR | O_CLOEXEC | (direct_ ? O_DIRECT : 0)));
   io_uring ring{};
@@ -267,7 +252,7 @@ void disk_workload::run(worker& w) {
 }
 
 std::vector<phase_stats> disk_workload::results() const {
-  return merge_phases_of(workers_);
+  return workers_.results();
 }
 
 nlohmann::json disk_workload::describe() const {

@@ -24,8 +24,7 @@ class disk_workload final : public workload {
   const std::string& path() const { return path_; }
 
  private:
-  struct worker;
-  void run(worker& w);
+  void run(worker_threads::worker& w);
 
   option_values opts_;
   std::string mode_, path_;
@@ -36,7 +35,7 @@ class disk_workload final : public workload {
   uint64_t file_size_ = 0;
   int64_t fsync_every_ = 0;
   double rate_ = 0, read_share_ = 0.5;
-  std::vector<std::unique_ptr<worker>> workers_;
+  worker_threads workers_;
   std::atomic<bool> stopping_{false};
 };
 
