@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "../helpers.hpp"
+#include "phase_run.hpp"
 #include "core/clock.hpp"
 #include "workloads/cpu.hpp"
 
@@ -14,16 +15,7 @@ using rig::testing::bind_text;
 
 namespace {
 phase_stats run_cpu(const std::string& toml, int64_t ms) {
-  run_clock clock;
-  window_sink windows;
-  cpu_workload w(bind_text(cpu_workload_options(), toml));
-  clock.start_ns = mono_ns();
-  w.start({"cpu", "", 0, &clock, &windows});
-  clock.phase = 0;
-  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  clock.phase = -1;
-  w.stop();
-  return w.results().at(0);
+  return rig::testing::phase_run<cpu_workload>(bind_text(cpu_workload_options(), toml), {"cpu"}).phase(ms);
 }
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "../helpers.hpp"
+#include "phase_run.hpp"
 #include "core/clock.hpp"
 #include "workloads/disk.hpp"
 
@@ -32,25 +33,14 @@ std::string direct_io_dir() {
   return {};
 }
 
-struct disk_run {
-  run_clock clock;
-  window_sink windows;
-  std::unique_ptr<disk_workload> w;
-  disk_run(const std::string& toml, const std::string& run_dir) {
-    w = std::make_unique<disk_workload>(bind_text(disk_workload_options(), toml));
-    clock.start_ns = mono_ns();
-    workload_env env{"io", "", 0, &clock, &windows};
-    env.run_dir = run_dir;
-    w->start(env);
-  }
-  phase_stats phase(int64_t ms) {
-    clock.phase = 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    clock.phase = -1;
-    w->stop();
-    auto r = w->results();
-    REQUIRE(!r.empty());
-    return r[0];
+// The disk workload with `run_dir` for its own file, for one phase.
+struct disk_run : rig::testing::phase_run<disk_workload> {
+  disk_run(const std::string& toml, const std::string& run_dir)
+      : phase_run(bind_text(disk_workload_options(), toml), with_run_dir(run_dir)) {}
+  static workload_env with_run_dir(const std::string& dir) {
+    workload_env env{"io"};
+    env.run_dir = dir;
+    return env;
   }
 };
 

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "../helpers.hpp"
+#include "phase_run.hpp"
 #include "core/clock.hpp"
 #include "targets/builtin_service.hpp"
 #include "workloads/tcp.hpp"
@@ -13,26 +14,11 @@ using rig::testing::bind_text;
 
 namespace {
 
-struct harness {
-  run_clock clock;
-  window_sink windows;
-  std::unique_ptr<tcp_workload> w;
-
-  harness(const std::string& toml, uint16_t port, const std::string& host = "127.0.0.1") {
-    w = std::make_unique<tcp_workload>(bind_text(tcp_workload_options(), toml));
-    clock.start_ns = mono_ns();
-    w->start({"rr", host, port, &clock, &windows});
-  }
-  // Runs phase 0 for the given time and returns its figures.
-  phase_stats run_phase(int64_t ms) {
-    clock.phase = 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    clock.phase = -1;
-    w->stop();
-    auto r = w->results();
-    REQUIRE(!r.empty());
-    return r[0];
-  }
+// The tcp workload against host:port for one phase.
+struct harness : rig::testing::phase_run<tcp_workload> {
+  harness(const std::string& toml, uint16_t port, const std::string& host = "127.0.0.1")
+      : phase_run(bind_text(tcp_workload_options(), toml), {"rr", host, port}) {}
+  phase_stats run_phase(int64_t ms) { return phase(ms); }
 };
 
 uint64_t errors_of(const phase_stats& s, error_kind k) { return s.errors[size_t(k)]; }
