@@ -11,11 +11,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "bench/bench.hpp"
 #include "core/clock.hpp"
 #include "core/process.hpp"
 #include "workloads/disk.hpp"
 
 using namespace rig;
+using rig::bench::median;
 
 namespace {
 
@@ -49,11 +51,6 @@ double fio_iops(const std::string& fio, const std::string& file, int seconds) {
   c.wait(10'000);
   const auto j = nlohmann::json::parse(out.substr(out.find('{')));
   return j["jobs"][0]["read"]["iops"].get<double>();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

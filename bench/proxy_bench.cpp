@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <thread>
 
+#include "bench/bench.hpp"
 #include "core/clock.hpp"
 #include "injectors/proxy.hpp"
 #include "targets/builtin_service.hpp"
 #include "workloads/tcp.hpp"
 
 using namespace rig;
+using rig::bench::median;
 
 namespace {
 
@@ -45,11 +47,6 @@ result measure(uint16_t port, int connections, int64_t ms, uint16_t shared_upstr
   w.stop();
   const auto s = w.results().at(0);
   return {double(s.latency.percentile(50)) / 1e3, double(s.ops) * 1000.0 / double(ms)};
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace
