@@ -12,13 +12,12 @@
 #include "core/cgroup.hpp"
 #include "core/clock.hpp"
 #include "core/cpufreq.hpp"
+#include "core/host.hpp"
 #include "core/units.hpp"
 
 namespace rig {
 
 namespace {
-
-int online_cpu_count() { return int(::sysconf(_SC_NPROCESSORS_ONLN)); }
 
 std::string version_name(cg_version v) { return v == cg_version::v2 ? "cgroup v2" : "cgroup v1"; }
 
@@ -276,7 +275,7 @@ probe_result probe_cpu_host(const host_context&) {
     return {false, "needs the cpu and cpuset cgroup controllers (cgroups: " + l.describe() + ")"};
   if (::geteuid() != 0) return {false, "making cgroups needs root"};
   std::vector<int> all;
-  for (int c = 0; c < online_cpu_count(); ++c) all.push_back(c);
+  for (int c = 0; c < online_cpus(); ++c) all.push_back(c);
   if (cpufreq_pin().available(all)) return {true, "cpufreq: scaling_max_freq pinned on the target's CPUs"};
   return {true, fmt::format("no cpufreq in sysfs: a slower CPU is emulated with a CFS quota ({})",
                             version_name(l.find("cpu")->version))};
@@ -298,7 +297,7 @@ class cpu_injector final : public injector {
     if (freq_khz_) {
       std::vector<int> cpus = opts_.has("cpus") ? cpu_list(opts_.str("cpus")) : std::vector<int>{};
       if (cpus.empty())
-        for (int c = 0; c < online_cpu_count(); ++c) cpus.push_back(c);
+        for (int c = 0; c < online_cpus(); ++c) cpus.push_back(c);
       if (!cpufreq_.available(cpus))
         return {false, "'frequency' needs cpufreq (/sys/devices/system/cpu/cpuN/cpufreq/scaling_max_freq), which "
                        "this host does not expose; use scale, which a CFS quota emulates"};
