@@ -72,4 +72,10 @@ int64_t histogram::percentile(double p) const {
   return max_;
 }
 
+uint64_t histogram::count_below(int64_t ns) const {
+  uint64_t n = 0;
+  for (size_t i = 0; i < counts_.size() && highest_equivalent(int(i)) < ns; ++i) n += counts_[i];
+  return n;
+}
+
 }  // namespace rig

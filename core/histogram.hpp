@@ -43,6 +43,8 @@ class histogram {
   // Value at percentile p (0..100): the highest value equivalent to the recorded value of
   // rank ceil(p/100 * count), so it never under-reports; clamped to the exact max.
   int64_t percentile(double p) const;
+  // Samples recorded below `ns` (whole buckets: exact to the histogram's 3 digits).
+  uint64_t count_below(int64_t ns) const;
 
   // Bucket geometry, exposed for tests and the interval-log writer.
   static constexpr int sub_bucket_half_magnitude = 10;        // 1024: 3 significant digits

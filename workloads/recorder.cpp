@@ -1,8 +1,13 @@
 #include "workloads/recorder.hpp"
 
+#include <sys/prctl.h>
+
 #include "core/clock.hpp"
+#include "workloads/workload.hpp"
 
 namespace rig {
+
+void precise_timers() noexcept { ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); }
 
 const char* error_kind_name(error_kind k) {
   switch (k) {
@@ -14,6 +19,8 @@ const char* error_kind_name(error_kind k) {
     case error_kind::closed: return "closed";
     case error_kind::rejected: return "rejected";
     case error_kind::protocol: return "protocol";
+    case error_kind::status_4xx: return "status_4xx";
+    case error_kind::status_5xx: return "status_5xx";
   }
   return "?";
 }
@@ -23,7 +30,9 @@ void phase_stats::merge(const phase_stats& o) {
   service.merge(o.service);
   send_lag.merge(o.send_lag);
   ops += o.ops;
+  late_sends += o.late_sends;
   for (size_t i = 0; i < errors.size(); ++i) errors[i] += o.errors[i];
+  for (size_t i = 0; i < status_classes.size(); ++i) status_classes[i] += o.status_classes[i];
 }
 
 uint64_t phase_stats::error_total() const {
@@ -100,7 +109,7 @@ void thread_recorder::roll(int64_t now_ns) {
   window_->index = index;
 }
 
-void thread_recorder::record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns) {
+void thread_recorder::record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns, int64_t generator_lag_ns) {
   roll(done_ns);
   ++window_->ops;
   window_->latency.record(done_ns - intended_ns);
@@ -113,12 +122,18 @@ void thread_recorder::record(int64_t intended_ns, int64_t sent_ns, int64_t done_
   p->latency.record(done_ns - intended_ns);
   p->service.record(done_ns - sent_ns);
   if (sent_ns > intended_ns) p->send_lag.record(sent_ns - intended_ns);  // closed loop: no lag to record
+  if (generator_lag_ns > generator_late_ns) ++p->late_sends;
 }
 
 void thread_recorder::error(error_kind k, int64_t now_ns) {
   roll(now_ns);
   ++window_->errors;
   if (phase_stats* p = current_phase()) ++p->errors[size_t(k)];
+}
+
+void thread_recorder::status(int code, int64_t now_ns) {
+  roll(now_ns);
+  if (phase_stats* p = current_phase(); p && code >= 100 && code < 600) ++p->status_classes[size_t(code / 100)];
 }
 
 void thread_recorder::tick(int64_t now_ns) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/histogram.hpp"
@@ -17,20 +18,36 @@ namespace rig {
 struct run_clock {
   int64_t start_ns = 0;
   std::atomic<int> phase{-1};
+  std::atomic<int64_t> phase_start_ns{0};  // set before `phase`
+  std::vector<int64_t> phase_ns;           // each phase's planned length, fixed before the run
+  // How far into the running phase `t_ns` is and how long that phase lasts; {0, 0} between phases.
+  std::pair<int64_t, int64_t> in_phase(int64_t t_ns) const {
+    const int p = phase.load(std::memory_order_acquire);
+    if (p < 0) return {0, 0};
+    const int64_t len = size_t(p) < phase_ns.size() ? phase_ns[size_t(p)] : 0;
+    const int64_t in = t_ns - phase_start_ns.load(std::memory_order_relaxed);
+    return {in > 0 ? in : 0, len};
+  }
 };
 
 // read/write: other I/O failures; reset: the peer reset the connection (RST); closed: the
-// peer closed it mid-request (EOF).
-enum class error_kind { connect, timeout, read, write, reset, closed, rejected, protocol };
-constexpr size_t error_kind_count = 8;
+// peer closed it mid-request (EOF); status_4xx/5xx: an HTTP reply saying the request failed.
+enum class error_kind { connect, timeout, read, write, reset, closed, rejected, protocol, status_4xx, status_5xx };
+constexpr size_t error_kind_count = 10;
 const char* error_kind_name(error_kind k);
+
+// A send later than this after the op was allowed to go is the generator's own lateness,
+// not the target's.
+constexpr int64_t generator_late_ns = 1'000'000;
 
 struct phase_stats {
   histogram latency;   // from intended send time (coordinated omission corrected)
   histogram service;   // from actual send
   histogram send_lag;  // actual send - intended send
   uint64_t ops = 0;
+  uint64_t late_sends = 0;  // sent > generator_late_ns after the op was allowed to go
   std::array<uint64_t, error_kind_count> errors{};
+  std::array<uint64_t, 6> status_classes{};  // replies by status class (HTTP): [2] counts 2xx
   void merge(const phase_stats& o);
   uint64_t error_total() const;
 };
@@ -69,8 +86,10 @@ class window_sink {
 class thread_recorder {
  public:
   thread_recorder(const run_clock& clock, window_sink& sink, std::string workload);
-  void record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns);
+  // generator_lag_ns: how late the send was after the op was allowed to go (generator_lag_ns()).
+  void record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns, int64_t generator_lag_ns = 0);
   void error(error_kind k, int64_t now_ns);
+  void status(int code, int64_t now_ns);  // a reply's status code, counted by class
   void tick(int64_t now_ns);  // hands in the current window once its second is over
   void flush();
   const std::vector<std::unique_ptr<phase_stats>>& phases() const { return phases_; }

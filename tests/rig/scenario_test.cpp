@@ -156,3 +156,22 @@ TEST_CASE("endpoint targets must be loopback addresses") {
   REQUIRE(e.size() == 1);
   CHECK(e[0] == "s.toml:5:1: 'address' in [target] is 10.1.2.3: rig only sends traffic to loopback addresses");
 }
+
+TEST_CASE("load models: conflicting and incomplete rate keys are refused with line and key") {
+  const auto with = [](const std::string& keys) { return replace(good, "connections = 4", "connections = 4\n" + keys); };
+  CHECK(errors_of(with("rate = \"100/s\"\nsteps = [\"1/s\"]")) ==
+        std::vector<std::string>{"s.toml:11:1: 'steps' and 'rate' in [workloads.rr] conflict: steps set the rate themselves"});
+  CHECK(errors_of(with("ramp_to = \"100/s\"")) ==
+        std::vector<std::string>{"s.toml:10:1: 'ramp_to' in [workloads.rr] needs 'rate', the rate the ramp starts from"});
+  CHECK(errors_of(with("steps = [\"100/s\", \"fast\"]")).at(0).rfind(
+            "s.toml:10:1: 'steps' in [workloads.rr]: \"fast\" is not a rate", 0) == 0);
+  CHECK(errors_of(with("rate = \"100/s\"\nthink = \"1ms\"")) ==
+        std::vector<std::string>{"s.toml:11:1: 'think' in [workloads.rr] applies to a closed loop; an open loop "
+                                 "sends at 'rate' whatever the replies do"});
+  CHECK(errors_of(with("arrival = \"poisson\"")) ==
+        std::vector<std::string>{"s.toml:10:1: 'arrival' in [workloads.rr] applies to an open loop; set 'rate' or 'steps'"});
+  CHECK(errors_of(with("step = \"2s\"")) ==
+        std::vector<std::string>{"s.toml:10:1: 'step' in [workloads.rr] applies to 'steps' only"});
+  const auto sc = parse_scenario(with("steps = [\"100/s\", \"2k/s\"]\nstep = \"2s\"\narrival = \"poisson\""), "s.toml");
+  CHECK(sc.workloads[0].opts.strings("steps").size() == 2);
+}

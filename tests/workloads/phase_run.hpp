@@ -25,6 +25,8 @@ struct phase_run {
   }
   // Runs phase 0 for `ms`, stops the workload and returns the phase's figures.
   phase_stats phase(int64_t ms) {
+    clock.phase_ns = {ms * 1'000'000};
+    clock.phase_start_ns = mono_ns();
     clock.phase = 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     clock.phase = -1;
