@@ -62,13 +62,19 @@ nlohmann::json to_json(const run_report& r) {
       inj.push_back({{"name", i.name}, {"kind", i.kind}, {"mechanism", i.mechanism}, {"params", i.params},
                      {"verified", i.verified}, {"verification", i.verification}, {"measured", i.measured}});
     json wl = json::object();
-    for (const auto& w : p.workloads)
+    for (const auto& w : p.workloads) {
       wl[w.name] = {{"ops", w.ops},
                     {"errors", w.errors},
                     {"throughput_ops_s", w.throughput_ops_s},
                     {"latency_us", to_json(w.latency)},
                     {"service_us", to_json(w.service)},
-                    {"send_lag_us", to_json(w.send_lag)}};
+                    {"send_lag_us", to_json(w.send_lag)},
+                    {"generator", {{"late_sends", w.late_sends},
+                                   {"late_share", w.ops ? double(w.late_sends) / double(w.ops) : 0.0},
+                                   {"limited", !w.generator_warning.empty()},
+                                   {"warning", w.generator_warning}}}};
+      if (!w.status.empty()) wl[w.name]["status"] = w.status;
+    }
     phases.push_back({{"name", p.name},
                       {"start_s", p.start_s},
                       {"end_s", p.end_s},
@@ -92,6 +98,7 @@ nlohmann::json to_json(const run_report& r) {
             {"scenario", {{"name", r.scenario_name}, {"file", r.scenario_file}, {"description", r.description}}},
             {"host", r.host},
             {"target", r.target},
+            {"workloads", r.workloads},
             {"phases", phases},
             {"magnification", mag},
             {"events", events},
@@ -149,6 +156,10 @@ std::string terminal_summary(const run_report& r, bool color) {
                        p.completed ? "" : "  (cut short)");
     }
   }
+  for (const auto& p : r.phases)
+    for (const auto& w : p.workloads)
+      if (!w.generator_warning.empty())
+        s += fmt::format("{}! {} {}: {}{}\n", red, p.name, w.name, w.generator_warning, reset);
   // Usage against caps, for phases whose target ran in a cgroup of the run's.
   bool any_cgroup = false;
   for (const auto& p : r.phases) any_cgroup = any_cgroup || p.resources.contains("cgroup");

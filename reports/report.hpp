@@ -21,6 +21,9 @@ struct workload_phase_result {
   std::map<std::string, uint64_t> errors;  // every kind, zeros included
   double throughput_ops_s = 0;
   latency_summary latency, service, send_lag;
+  std::map<std::string, uint64_t> status;  // replies by status class ("2xx": n), protocols with status codes
+  uint64_t late_sends = 0;        // sent > 1 ms after the op was allowed to go
+  std::string generator_warning;  // set when the generator, not the target, limited the phase
   uint64_t error_total() const;
 };
 
@@ -68,6 +71,7 @@ struct run_report {
   std::string scenario_name, scenario_file, description, run_dir, failure;
   nlohmann::json host = nlohmann::json::object();
   nlohmann::json target = nlohmann::json::object();
+  nlohmann::json workloads = nlohmann::json::object();  // each workload's kind, load model and params
   std::vector<phase_result> phases;
   std::vector<magnification_row> magnification;
   std::vector<event_row> events;

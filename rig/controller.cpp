@@ -26,6 +26,7 @@
 #include "injectors/shim.hpp"
 #include "reports/report.hpp"
 #include "targets/target.hpp"
+#include "workloads/load_model.hpp"
 #include "workloads/workload.hpp"
 
 #ifndef RIG_VERSION
@@ -273,6 +274,12 @@ workload_phase_result summarize(const std::string& name, const phase_stats& s, d
   r.latency = latency_summary::of(s.latency);
   r.service = latency_summary::of(s.service);
   r.send_lag = latency_summary::of(s.send_lag);
+  r.late_sends = s.late_sends;
+  uint64_t replies = 0;
+  for (auto n : s.status_classes) replies += n;
+  if (replies)
+    for (size_t c = 1; c < s.status_classes.size(); ++c) r.status[fmt::format("{}xx", c)] = s.status_classes[c];
+  r.generator_warning = generator_limited_warning(s);
   return r;
 }
 
@@ -396,6 +403,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   int interrupted_by = 0;
   const int64_t run_start = mono_ns();
   clock.start_ns = run_start;
+  for (const auto& p : sc.phases) clock.phase_ns.push_back(p.duration_ns);
   auto t_s = [&](int64_t ns) { return double(ns - run_start) / 1e9; };
   std::optional<size_t> open_phase;  // index into rep.phases while a phase runs
   auto close_phase = [&](bool completed) {
@@ -473,6 +481,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     for (size_t i = 0; i < workloads.size(); ++i) {
       workload_env env{sc.workloads[i].name, host, proxy ? proxy->port() : tgt->port(), &clock, &windows};
       env.run_dir = rep.run_dir;
+      env.seed = uint64_t(sc.seed);
       if (host_of_proxy == i)
         env.host_on_loop = [&](asio::io_context& loop) {
           proxy->start_on(loop, tgt->host(), tgt->port());
@@ -483,6 +492,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
           return h;
         };
       workloads[i]->start(env);
+      rep.workloads[sc.workloads[i].name] = workloads[i]->describe();
     }
     if (proxy) {
       rep.target["proxy_port"] = proxy->port();
@@ -510,7 +520,8 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       }
       const int64_t p0 = mono_ns();
       smp->sample_now();
-      clock.phase.store(int(pi));
+      clock.phase_start_ns.store(p0);
+      clock.phase.store(int(pi), std::memory_order_release);
       pr.start_s = t_s(p0);
       pr.start_wall = wall_s();
       out << fmt::format("▶ {} ({:.1f}s){}\n", ph.name, double(ph.duration_ns) / 1e9,

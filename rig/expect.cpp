@@ -1,6 +1,7 @@
 #include "rig/expect.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <sstream>
@@ -13,9 +14,11 @@ namespace {
 
 const std::vector<std::string> latency_groups = {"latency", "service", "send_lag"};
 const std::vector<std::string> latency_stats = {"min", "mean", "p50", "p90", "p99", "p999", "max"};
-const std::vector<std::string> error_kinds = {"connect", "timeout", "read",     "write",
-                                              "reset",   "closed",  "rejected", "protocol"};
-const std::vector<std::string> workload_metrics = {"latency", "service", "send_lag", "ops", "throughput", "errors"};
+const std::vector<std::string> error_kinds = {"connect", "timeout",  "read",     "write",      "reset",
+                                              "closed",  "rejected", "protocol", "status_4xx", "status_5xx"};
+const std::vector<std::string> status_classes = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+const std::vector<std::string> workload_metrics = {"latency", "service", "send_lag",  "ops",
+                                                   "throughput", "errors", "status", "late_sends"};
 const std::vector<std::string> ratio_metrics = {"p50_x", "p99_x", "throughput_x"};
 const std::vector<std::string> ops = {"<=", ">=", "==", "!=", "<", ">"};
 // What report.json's events can be; "events.<kind>" counts them.
@@ -154,8 +157,12 @@ std::optional<check_expr> parse_check(const std::string& text, const source_pos&
                       (c.path.size() == 4 ? did_you_mean(c.path[3], latency_stats) : ""));
       } else if (m == "errors") {
         if (c.path.size() > 4 || (c.path.size() == 4 && !contains(error_kinds, c.path[3])))
-          return fail("expected errors or errors.<connect|timeout|read|write|reset|closed|rejected|protocol>" +
+          return fail(fmt::format("expected errors or errors.<{}>", fmt::join(error_kinds, "|")) +
                       (c.path.size() == 4 ? did_you_mean(c.path[3], error_kinds) : ""));
+      } else if (m == "status") {
+        if (c.path.size() != 4 || !contains(status_classes, c.path[3]))
+          return fail(fmt::format("expected status.<{}>", fmt::join(status_classes, "|")) +
+                      (c.path.size() == 4 ? did_you_mean(c.path[3], status_classes) : ""));
       } else if (c.path.size() != 3) {
         return fail("'" + m + "' takes no further part");
       }
@@ -204,6 +211,10 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
         for (const auto& [k, v] : w.at("errors").items())
           if (p.size() == 3 || k == p[3]) n += v.get<double>();
         actual = n;
+      } else if (m == "status") {
+        actual = w.contains("status") ? w["status"].value(p[3], 0.0) : 0.0;
+      } else if (m == "late_sends") {
+        actual = w.at("generator").at("late_sends").get<double>();
       }
     }
   }

@@ -18,7 +18,7 @@
 namespace rig {
 
 const option_table& disk_workload_options() {
-  static const option_table t = {
+  static const option_table t = with_load_options({
       {.name = "path", .type = opt_type::string, .default_text = "",
        .help = "the file to do I/O on (absent: disk-workload.dat in the run directory, made, filled and removed "
                "by rig)"},
@@ -37,16 +37,14 @@ const option_table& disk_workload_options() {
        .help = "the file's size: rig's own file is made this large and filled once", .min = 4096, .max = 1e13},
       {.name = "fsync_every", .type = opt_type::integer, .default_text = "0",
        .help = "an fsync after this many writes (0: never)", .min = 0, .max = 1e9},
-      {.name = "rate", .type = opt_type::op_rate, .default_text = "",
-       .help = "total operations per second, open loop (latency from the intended submission); absent: closed loop",
-       .min = 0.001, .max = 1e8},
       {.name = "read_share", .type = opt_type::percent, .default_text = "\"50%\"",
        .help = "randrw: the share of operations that read", .min = 0, .max = 1},
-  };
+  }, false);
   return t;
 }
 
 void check_disk_workload(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  check_load_model(v, ctx, diags);
   if (v.has("block_size") && v.boolean("direct") && v.bytes("block_size") % 512 != 0)
     diags.add(v.where("block_size"), fmt::format("'block_size' in {} is {}: direct I/O needs a multiple of 512 bytes",
                                                  ctx.section, v.text("block_size")));
@@ -64,7 +62,7 @@ disk_workload::disk_workload(const option_values& v) : opts_(v) {
   direct_ = v.boolean("direct");
   file_size_ = v.bytes("file_size") / block_ * block_;
   fsync_every_ = v.integer("fsync_every");
-  if (v.has("rate")) rate_ = v.per_second("rate");
+  load_ = load_model::from(v);
   read_share_ = mode_ == "randrw" ? v.fraction("read_share") : (mode_.find("read") != std::string::npos ? 1.0 : 0.0);
   if (v.has("path")) path_ = v.str("path");
 }
@@ -72,6 +70,8 @@ disk_workload::disk_workload(const option_values& v) : opts_(v) {
 disk_workload::~disk_workload() { stop(); }
 
 void disk_workload::start(const workload_env& env) {
+  clock_ = env.clock;
+  seed_ = env.seed;
   if (path_.empty()) path_ = (env.run_dir.empty() ? std::string("/tmp") : env.run_dir) + "/disk-workload.dat";
   // The file: rig's own is made and filled once; a given one must be large enough.
   struct stat st {};
@@ -112,6 +112,7 @@ constexpr uint64_t fsync_tag = ~0ull;
 struct slot {
   bool busy = false, write = false;
   int64_t intended = 0, sent = 0;
+  int64_t free_ns = 0, lag_ns = 0;  // when the slot came back; how late its op went after that
 };
 }  // namespace
 
@@ -147,8 +148,14 @@ void disk_workload::run(worker_threads::worker& w) {
     return rng;
   };
   uint64_t seq_block = blocks * uint64_t(w.index) / uint64_t(threads_);
-  const int64_t interval = rate_ > 0 ? int64_t(double(threads_) * 1e9 / rate_) : 0;
-  int64_t next_intended = mono_ns() + (interval ? interval * w.index / threads_ : 0);
+  std::optional<pacer> plan;  // open loop: this thread's share of the rate
+  int64_t next_intended = 0;
+  if (load_.open()) {
+    plan.emplace(load_, *clock_, threads_, w.index, seed_);
+    plan->start(mono_ns());
+    next_intended = plan->next();
+    for (auto& s : slots) s.free_ns = mono_ns();
+  }
   int inflight = 0;
   int64_t writes_since_fsync = 0, last_tick = 0;
   bool fsync_inflight = false;
@@ -168,9 +175,10 @@ void disk_workload::run(worker_threads::worker& w) {
     }
     slot& s = slots[size_t(id)];
     s.busy = false;
+    s.free_ns = done;
     --inflight;
     if (res != int(block_)) rec.error(s.write ? error_kind::write : error_kind::read, done);
-    else rec.record(s.intended, s.sent, done);
+    else rec.record(s.intended, s.sent, done, s.lag_ns);
     if (s.write && fsync_every_ && ++writes_since_fsync >= fsync_every_) {
       writes_since_fsync = 0;
       io_uring_sqe* sqe = io_uring_get_sqe(&ring);
@@ -188,10 +196,10 @@ void disk_workload::run(worker_threads::worker& w) {
     for (int i = 0; i < iodepth_ && !fsync_inflight; ++i) {
       if (slots[size_t(i)].busy) continue;
       int64_t intended = now;
-      if (interval) {
+      if (plan) {
         if (next_intended > now) break;
         intended = next_intended;  // a backlog keeps its intended times: latency counts the wait
-        next_intended += interval;
+        next_intended = plan->next();
       }
       const bool write = read_share_ < 1.0 && (read_share_ <= 0.0 || double(next_rand() % 1000000) >= read_share_ * 1e6);
       uint64_t block;
@@ -213,7 +221,9 @@ void disk_workload::run(worker_threads::worker& w) {
       }
       if (fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
       io_uring_sqe_set_data64(sqe, uint64_t(i));
-      slots[size_t(i)] = {true, write, intended, 0};
+      slots[size_t(i)].busy = true;
+      slots[size_t(i)].write = write;
+      slots[size_t(i)].intended = intended;
       ++inflight;
       queued.push_back(i);
     }
@@ -221,11 +231,13 @@ void disk_workload::run(worker_threads::worker& w) {
     // 10 ms (to see stop and tick), in one system call.
     const int64_t sent = mono_ns();
     for (int i : queued) {
-      slots[size_t(i)].sent = sent;
-      if (!interval) slots[size_t(i)].intended = sent;  // closed loop: no schedule to lag behind
+      slot& s = slots[size_t(i)];
+      s.sent = sent;
+      if (!plan) s.intended = sent;  // closed loop: no schedule to lag behind
+      s.lag_ns = plan ? generator_lag_ns(s.intended, s.free_ns, sent) : 0;
     }
     int64_t wait_ns = 10 * ns_per_ms;
-    if (interval && !fsync_inflight && inflight < iodepth_) wait_ns = std::clamp<int64_t>(next_intended - sent, 0, wait_ns);
+    if (plan && !fsync_inflight && inflight < iodepth_) wait_ns = std::clamp<int64_t>(next_intended - sent, 0, wait_ns);
     io_uring_cqe* cqe = nullptr;
     if (inflight > 0 || fsync_inflight) {
       __kernel_timespec ts{wait_ns / ns_per_s, wait_ns % ns_per_s};
@@ -259,7 +271,7 @@ nlohmann::json disk_workload::describe() const {
   return {{"kind", "disk"},
           {"engine", "io_uring"},
           {"path", path_},
-          {"load_model", rate_ > 0 ? "open loop" : "closed loop"},
+          {"load_model", load_.describe()},
           {"params", opts_.to_json()}};
 }
 

@@ -2,6 +2,7 @@
 #include <atomic>
 #include <thread>
 
+#include "workloads/load_model.hpp"
 #include "workloads/workload.hpp"
 
 namespace rig {
@@ -34,7 +35,10 @@ class disk_workload final : public workload {
   bool direct_ = true;
   uint64_t file_size_ = 0;
   int64_t fsync_every_ = 0;
-  double rate_ = 0, read_share_ = 0.5;
+  double read_share_ = 0.5;
+  load_model load_;
+  const run_clock* clock_ = nullptr;
+  uint64_t seed_ = 0;
   worker_threads workers_;
   std::atomic<bool> stopping_{false};
 };

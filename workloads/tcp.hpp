@@ -1,45 +1,26 @@
 #pragma once
-#include <atomic>
-
-#include "core/asio.hpp"
-#include "workloads/workload.hpp"
+#include "workloads/stream.hpp"
 
 namespace rig {
 
 const option_table& tcp_workload_options();
 void check_tcp_workload(const option_values& v, const bind_context& ctx, diagnostics& diags);
 
-// N connections over T threads (one io_context each), one request in flight per
-// connection. Closed loop, or open loop at a total rate with latency from the intended
-// send time. Speaks the built-in target's protocol, or raw bytes to any server.
-class tcp_workload final : public workload {
+// Request/reply over TCP in the built-in target's framed protocol, or raw bytes to any
+// server (a fixed-size reply, or one ending with a delimiter).
+class tcp_workload final : public stream_workload {
  public:
   explicit tcp_workload(const option_values& v);
-  ~tcp_workload() override;
-
-  void start(const workload_env& env) override;
-  void stop() noexcept override;
-  std::vector<phase_stats> results() const override;
-  bool can_host_on_loop() const override { return true; }
-  socket_tunable* sockets() override { return &sockets_; }
   nlohmann::json describe() const override;
 
  private:
-  struct conn;
-  struct worker;
-  awaitable<void> run_connection(worker& w, conn& c, asio::ip::tcp::endpoint ep, std::function<int()> connect_local);
-  awaitable<void> request_loop(worker& w, conn& c);
-  awaitable<void> sweep(worker& w);
+  struct tcp_conn;
+  std::unique_ptr<conn> make_conn(asio::io_context& ioc) override;
+  void connected(conn& c) override;
+  awaitable<reply> exchange(conn& c) override;
 
-  option_values opts_;
-  int connections_ = 1, threads_ = 1;
-  double rate_ = 0;
-  int64_t think_ns_ = 0, timeout_ns_ = 0, connect_timeout_ns_ = 0;
   uint32_t request_size_ = 64, response_size_ = 64;
   std::string raw_request_, until_;
-  std::vector<std::unique_ptr<worker>> workers_;
-  std::atomic<bool> stopped_{false};
-  socket_set sockets_;
 };
 
 }  // namespace rig

@@ -32,7 +32,12 @@ struct workload_env {
   // proxy, so forwarding costs no cross-thread wake-up).
   std::function<hosted(asio::io_context&)> host_on_loop;
   std::string run_dir;  // where a workload may put files of its own (the disk workload's)
+  uint64_t seed = 0;    // the scenario's: Poisson arrivals and random choices repeat with it
 };
+
+// Asks the kernel to wake this thread's timers on time: the default timer slack (50 us)
+// would make every paced send up to 50 us late.
+void precise_timers() noexcept;
 
 // The threads of a workload whose threads each run one loop (disk, cpu): each has its
 // own recorder; joined and flushed by join(), merged per phase by results().
@@ -51,7 +56,11 @@ class worker_threads {
       w->rec = std::make_unique<thread_recorder>(*env.clock, *env.windows, env.name);
       workers_.push_back(std::move(w));
     }
-    for (auto& w : workers_) w->th = std::thread([body, w = w.get()] { body(*w); });
+    for (auto& w : workers_)
+      w->th = std::thread([body, w = w.get()] {
+        precise_timers();
+        body(*w);
+      });
   }
   void join() noexcept {
     for (auto& w : workers_) {
