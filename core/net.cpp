@@ -1,8 +1,14 @@
 #include "core/net.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "core/asio.hpp"
+#include "core/fd.hpp"
 
 namespace rig {
 
@@ -23,6 +29,23 @@ bool is_loopback(const std::string& host) {
   boost::system::error_code ec;
   const auto addr = asio::ip::make_address(host, ec);
   return !ec && addr.is_loopback();
+}
+
+bool port_accepts(const std::string& host, uint16_t port) {
+  unique_fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  if (::inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) return false;
+  return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+}
+
+bool wait_port_accepts(const std::string& host, uint16_t port, int timeout_ms) {
+  for (int waited = 0;; waited += 20) {
+    if (port_accepts(host, port)) return true;
+    if (waited >= timeout_ms) return false;
+    ::usleep(20'000);
+  }
 }
 
 }  // namespace rig

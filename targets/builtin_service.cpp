@@ -5,7 +5,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstring>
+#include <optional>
 #include <fmt/format.h>
 #include <iostream>
 #include <sstream>
@@ -14,6 +16,7 @@
 #include "core/spin.hpp"
 #include "core/error.hpp"
 #include "core/wire.hpp"
+#include "core/http_parse.hpp"
 
 namespace rig {
 
@@ -23,7 +26,12 @@ using local_stream = asio::local::stream_protocol;
 const option_table& builtin_options() {
   static const option_table t = {
       {.name = "protocol", .type = opt_type::string, .default_text = "\"tcp\"",
-       .help = "wire protocol of the built-in target (tcp: rig's framed request/reply)", .allowed = {"tcp"}},
+       .help = "wire protocol of the built-in target (tcp: rig's framed request/reply; http: HTTP/1.1 keep-alive, "
+               "any method and path)",
+       .allowed = {"tcp", "http"}},
+      {.name = "reply_size", .type = opt_type::size, .default_text = "\"64B\"",
+       .help = "http: the reply body's size, unless the request's query asks for ?size=BYTES", .min = 0,
+       .max = 64.0 * 1048576},
       {.name = "port", .type = opt_type::integer, .default_text = "0",
        .help = "TCP port on 127.0.0.1; 0 picks a free one", .min = 0, .max = 65535},
       {.name = "workers", .type = opt_type::integer, .default_text = "4",
@@ -59,6 +67,8 @@ const option_table& builtin_options() {
 
 builtin_config builtin_config::from(const option_values& v) {
   builtin_config c;
+  c.http = v.str("protocol") == "http";
+  c.reply_size = v.bytes("reply_size");
   c.port = int(v.integer("port"));
   c.workers = int(v.integer("workers"));
   c.queue_capacity = int(v.integer("queue_capacity"));
@@ -81,6 +91,8 @@ struct builtin_service::connection {
   std::atomic<bool> reply_done{false};
   std::atomic<bool> failed{false};
   std::vector<char> body;
+  std::vector<char> in;  // http: bytes read, not yet parsed
+  size_t in_pos = 0, in_len = 0;
 };
 
 namespace {
@@ -162,7 +174,7 @@ awaitable<void> builtin_service::accept_loop() {
       std::lock_guard lk(conns_mu_);
       conns_.insert(c);
     }
-    asio::co_spawn(c->sock.get_executor(), serve(c), asio::detached);
+    asio::co_spawn(c->sock.get_executor(), cfg_.http ? serve_http(c) : serve(c), asio::detached);
   }
 }
 
@@ -195,11 +207,82 @@ awaitable<void> builtin_service::serve(std::shared_ptr<connection> c) {
     if (!c->reply_done) co_await c->done.async_wait(asio::redirect_error(use_awaitable, ec));
     if (c->failed) break;
   }
+  close(c);
+}
+
+void builtin_service::close(const std::shared_ptr<connection>& c) {
   boost::system::error_code ignored;
   c->sock.shutdown(tcp::socket::shutdown_both, ignored);
   sockets_.remove(c->sock.native_handle());
   std::lock_guard lk(conns_mu_);
   conns_.erase(c);
+}
+
+namespace {
+// The reply body's size a request asks for with ?size=BYTES (or &size=), if it does.
+std::optional<uint64_t> size_asked(std::string_view target) {
+  const size_t q = target.find('?');
+  if (q == std::string_view::npos) return std::nullopt;
+  std::string_view query = target.substr(q + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view kv = query.substr(0, amp);
+    if (kv.substr(0, 5) == "size=") {
+      uint64_t n = 0;
+      const auto r = std::from_chars(kv.data() + 5, kv.data() + kv.size(), n);
+      if (r.ec == std::errc() && r.ptr == kv.data() + kv.size()) return n;
+      return std::nullopt;
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return std::nullopt;
+}
+
+std::string http_status_reply(std::string_view status, bool close) {
+  return fmt::format("HTTP/1.1 {}\r\nContent-Length: 0\r\n{}\r\n", status, close ? "Connection: close\r\n" : "");
+}
+}  // namespace
+
+awaitable<void> builtin_service::serve_http(std::shared_ptr<connection> c) {
+  http_parser req(http_parser::kind::request);
+  c->in.resize(16 * 1024);
+  uint32_t seq = 0;
+  for (;;) {
+    boost::system::error_code ec;
+    req.reset();
+    while (!req.done() && !req.failed()) {
+      if (c->in_pos < c->in_len) c->in_pos += req.feed(c->in.data() + c->in_pos, c->in_len - c->in_pos);
+      if (req.done() || req.failed()) break;
+      c->in_len = co_await c->sock.async_read_some(asio::buffer(c->in), asio::redirect_error(use_awaitable, ec));
+      c->in_pos = 0;
+      if (ec) break;
+    }
+    if (ec) break;
+    const auto asked = req.failed() ? std::nullopt : size_asked(req.target());
+    if (req.failed() || (asked && *asked > wire::max_frame_bytes)) {
+      ++protocol_errors_;
+      const std::string r = http_status_reply("400 Bad Request", true);
+      co_await asio::async_write(c->sock, asio::buffer(r), asio::redirect_error(use_awaitable, ec));
+      break;
+    }
+    c->reply_done = false;
+    c->done.expires_at(asio::steady_timer::time_point::max());
+    job j{c, ++seq, uint32_t(asked.value_or(cfg_.reply_size))};
+    j.http = true;
+    j.head = req.method() == "HEAD";
+    j.close = !req.keep_alive();
+    if (!try_push(std::move(j))) {
+      ++rejected_;
+      const std::string r = http_status_reply("503 Service Unavailable", !req.keep_alive());
+      co_await asio::async_write(c->sock, asio::buffer(r), asio::redirect_error(use_awaitable, ec));
+      if (ec || !req.keep_alive()) break;
+      continue;
+    }
+    if (!c->reply_done) co_await c->done.async_wait(asio::redirect_error(use_awaitable, ec));
+    if (c->failed || !req.keep_alive()) break;
+  }
+  close(c);
 }
 
 bool builtin_service::try_push(job j) {
@@ -295,10 +378,18 @@ void builtin_service::handle(job& j, std::vector<char>& buf) {
       throw system_error("write-ahead log", errno);
     }
   }
-  buf.resize(j.response_bytes);
-  wire::reply_header r{wire::reply_magic, uint32_t(wire::status::ok), j.response_bytes - wire::header_bytes,
-                       j.seq};
-  std::memcpy(buf.data(), &r, sizeof r);
+  if (j.http) {
+    const std::string head = fmt::format("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nContent-Type: "
+                                         "application/octet-stream\r\n{}\r\n",
+                                         j.response_bytes, j.close ? "Connection: close\r\n" : "");
+    buf.assign(head.begin(), head.end());
+    if (!j.head) buf.resize(head.size() + j.response_bytes, 'r');
+  } else {
+    buf.resize(j.response_bytes);
+    wire::reply_header r{wire::reply_magic, uint32_t(wire::status::ok), j.response_bytes - wire::header_bytes,
+                         j.seq};
+    std::memcpy(buf.data(), &r, sizeof r);
+  }
   const int fd = j.conn->sock.native_handle();
   const size_t pieces = size_t(cfg_.reply_writes);
   size_t off = 0;

@@ -20,6 +20,8 @@ namespace rig {
 // Knobs of the built-in target; each seed case is reproduced by turning one of them.
 struct builtin_config {
   std::string bind = "127.0.0.1";
+  bool http = false;          // HTTP/1.1 instead of rig's framed protocol
+  uint64_t reply_size = 64;   // http: the body's size unless a request asks ?size=
   int port = 0;
   int workers = 4;
   int queue_capacity = 1024;  // 1 forces the overflow path
@@ -68,11 +70,14 @@ class builtin_service {
   struct job {
     std::shared_ptr<connection> conn;
     uint32_t seq;
-    uint32_t response_bytes;
+    uint32_t response_bytes;  // tcp: the whole frame; http: the body
+    bool http = false, head = false, close = false;
   };
 
   awaitable<void> accept_loop();
   awaitable<void> serve(std::shared_ptr<connection> c);
+  awaitable<void> serve_http(std::shared_ptr<connection> c);
+  void close(const std::shared_ptr<connection>& c);
   awaitable<void> control_loop();
   awaitable<void> control_session(asio::local::stream_protocol::socket s);
   void worker_main();

@@ -1,6 +1,5 @@
 #include "targets/command_target.hpp"
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 
 #include "core/clock.hpp"
 #include "core/fd.hpp"
+#include "core/net.hpp"
 #include "core/process.hpp"
 
 namespace rig {
@@ -72,15 +72,6 @@ uint16_t pick_free_port() {
   socklen_t len = sizeof a;
   ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&a), &len);
   return ntohs(a.sin_port);
-}
-
-bool port_accepts(const std::string& host, uint16_t port) {
-  unique_fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  ::inet_pton(AF_INET, host.c_str(), &a.sin_addr);
-  return ::connect(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
 }
 
 std::string slurp(const std::string& path) {

@@ -19,6 +19,7 @@
 
 #include "core/fd.hpp"
 #include "core/options.hpp"
+#include "core/net.hpp"
 #include "core/netlink.hpp"
 #include "core/netns.hpp"
 #include "core/process.hpp"
@@ -55,6 +56,9 @@ inline uint16_t free_port() {
   silent_listener l;
   return l.port;
 }
+
+// Waits up to `timeout_ms` until something accepts on 127.0.0.1:port.
+inline bool wait_listening(uint16_t port, int timeout_ms = 4000) { return wait_port_accepts("127.0.0.1", port, timeout_ms); }
 
 // A directory under /tmp, removed with everything in it when the test ends.
 struct temp_dir {

@@ -1,5 +1,6 @@
 #include "workloads/cpu.hpp"
 #include "workloads/disk.hpp"
+#include "workloads/http.hpp"
 #include "workloads/tcp.hpp"
 #include "workloads/workload.hpp"
 
@@ -11,6 +12,10 @@ const std::vector<workload_kind>& workload_kinds() {
        &tcp_workload_options,
        [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<tcp_workload>(v); },
        &check_tcp_workload},
+      {"http", "HTTP/1.1 keep-alive requests (GET, POST, ...) with status classes counted; closed or open loop",
+       &http_workload_options,
+       [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<http_workload>(v); },
+       &check_http_workload},
       {"disk", "block I/O on a file through io_uring: sequential or random reads and writes at an iodepth, closed or "
                "open loop",
        &disk_workload_options,

@@ -1,0 +1,34 @@
+#pragma once
+// nginx (Debian's nginx-light) as a real HTTP server for the http workload's tests and
+// bench/http_bench: one process (no master), its files in a directory of the caller's.
+#include <fstream>
+#include <string>
+
+#include "core/process.hpp"
+
+namespace rig::testing {
+
+struct nginx_files {
+  std::string conf;  // the nginx.conf written
+  // Serves `dir`/www: index.html (612 bytes, like nginx's own page) and 4k.bin; /hello
+  // answers from the config without touching a file.
+  static nginx_files write(const std::string& dir, uint16_t port) {
+    std::filesystem::create_directories(dir + "/www");
+    std::ofstream(dir + "/www/index.html") << std::string(611, 'i') << "\n";
+    std::ofstream(dir + "/www/4k.bin") << std::string(4096, 'k');
+    nginx_files f{dir + "/nginx.conf"};
+    std::ofstream c(f.conf);
+    c << "worker_processes 1;\ndaemon off;\nmaster_process off;\npid " << dir << "/nginx.pid;\n"
+      << "error_log " << dir << "/error.log warn;\nevents { worker_connections 4096; }\nhttp {\n"
+      << "  access_log off;\n  keepalive_requests 1000000;\n"
+      << "  client_body_temp_path " << dir << "/body;\n  proxy_temp_path " << dir << "/proxy;\n"
+      << "  fastcgi_temp_path " << dir << "/fastcgi;\n  uwsgi_temp_path " << dir << "/uwsgi;\n"
+      << "  scgi_temp_path " << dir << "/scgi;\n"
+      << "  server {\n    listen 127.0.0.1:" << port << " backlog=4096;\n    root " << dir << "/www;\n"
+      << "    location = /hello { return 200 \"hello\\n\"; }\n  }\n}\n";
+    return f;
+  }
+  std::vector<std::string> argv(const std::string& nginx) const { return {nginx, "-c", conf, "-e", "stderr"}; }
+};
+
+}  // namespace rig::testing
