@@ -1,0 +1,82 @@
+// TCP ping-pong, one connection, the smallest message sockperf sends (its 14-byte header):
+// sockperf's client (`sockperf pp --full-rtt`) and rig's tcp workload (raw protocol, the same
+// 14 bytes) against the same `sockperf sr`, alternated in one run. Prints both round-trip
+// p50s and the ratio rig/sockperf (goal <= 1.10), medians over the repeats.
+//   build/bench/pingpong_bench [repeats=5] [seconds=3]
+#include <fmt/format.h>
+#include <thread>
+
+#include "bench/bench.hpp"
+#include "core/clock.hpp"
+#include "core/process.hpp"
+#include "workloads/tcp.hpp"
+
+using namespace rig;
+using rig::bench::median;
+
+namespace {
+
+// A sockperf ping as its client writes it (captured): a pong of the same 14 bytes comes back.
+const char* const ping_toml = R"("\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0001\u0000\u0003\u0000\u0000\u0000\u000e")";
+
+double rig_p50_us(uint16_t port, int seconds) {
+  const toml::table t =
+      toml::parse(fmt::format("connections = 1\nrequest = {}\nresponse_size = \"14B\"\n", ping_toml));
+  bind_context ctx{"bench", "[bench]", "bench", nullptr, {}};
+  diagnostics d;
+  tcp_workload w(bind_options(tcp_workload_options(), t, ctx, d));
+  run_clock clock;
+  window_sink windows;
+  clock.start_ns = mono_ns();
+  w.start({"bench", "127.0.0.1", port, &clock, &windows});
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // warm-up, as sockperf's
+  clock.phase = 0;
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  clock.phase = -1;
+  w.stop();
+  const auto s = w.results().at(0);
+  if (s.error_total()) fmt::print("  rig: {} errors\n", s.error_total());
+  return double(s.latency.percentile(50)) / 1e3;
+}
+
+double sockperf_p50_us(const std::string& sockperf, uint16_t port, int seconds) {
+  auto c = child_process::spawn({.argv = {sockperf, "pp", "--tcp", "-i", "127.0.0.1", "-p", std::to_string(port),
+                                          "-m", "14", "-t", std::to_string(seconds), "--full-rtt"},
+                                 .capture_stdout = true});
+  double p50 = 0;
+  // "sockperf: ---> percentile 50.000 =        9.123"
+  while (auto line = c.read_line(60'000))
+    if (auto at = line->find("percentile 50.000 ="); at != std::string::npos) p50 = std::stod(line->substr(at + 19));
+  c.wait(10'000);
+  return p50;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int repeats = argc > 1 ? std::atoi(argv[1]) : 5;
+  const int seconds = argc > 2 ? std::atoi(argv[2]) : 3;
+  const std::string sockperf = find_in_path("sockperf");
+  if (sockperf.empty()) {
+    fmt::print(stderr, "pingpong_bench: sockperf is not installed (scripts/install-deps.sh --bench)\n");
+    return 3;
+  }
+  const uint16_t port = 20000 + uint16_t(::getpid() % 2000);
+  auto server = child_process::spawn(
+      {.argv = {sockperf, "sr", "--tcp", "-i", "127.0.0.1", "-p", std::to_string(port)}, .output_path = "/dev/null"});
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::vector<double> ratios, rigs, sps;
+  for (int r = 0; r < repeats; ++r) {
+    const double s = sockperf_p50_us(sockperf, port, seconds);
+    const double g = rig_p50_us(port, seconds);
+    sps.push_back(s);
+    rigs.push_back(g);
+    ratios.push_back(g / s);
+    fmt::print("  run {}: sockperf p50 {:.2f} us, rig p50 {:.2f} us, ratio {:.3f}\n", r + 1, s, g, g / s);
+  }
+  server.stop();
+  const double q = median(ratios);
+  fmt::print("tcp ping-pong, 1 connection, 14 B: sockperf p50 {:.2f} us, rig p50 {:.2f} us (medians), ratio {:.3f} "
+             "(goal <= 1.10: {})\n",
+             median(sps), median(rigs), q, q <= 1.10 ? "met" : "MISSED");
+}
