@@ -3,6 +3,7 @@
 # silent when everything is already present.
 #   --kernel-tests  also what tests/kernel needs to boot the Debian kernel (which has
 #                   sch_netem) under qemu: qemu-system-x86, linux-image-amd64, busybox-static
+#   --bench         also the peers bench/ compares rig with: wrk, sockperf, fio
 set -euo pipefail
 
 packages=(
@@ -17,11 +18,13 @@ packages=(
   libfmt-dev
   redis-server              # a real server for the raw-protocol tests (not started as a service)
   iproute2                  # tc's netem distribution tables, compared with rig's own in the tests
+  nginx-light               # a real HTTP server for the http workload's tests (never started as a service)
 )
 for arg in "$@"; do
   case "$arg" in
     --kernel-tests) packages+=(qemu-system-x86 linux-image-amd64 busybox-static cpio kmod) ;;
-    *) echo "install-deps: unknown option $arg (known: --kernel-tests)" >&2; exit 2 ;;
+    --bench) packages+=(wrk sockperf fio) ;;
+    *) echo "install-deps: unknown option $arg (known: --kernel-tests, --bench)" >&2; exit 2 ;;
   esac
 done
 
@@ -43,6 +46,15 @@ else
 fi
 echo "install-deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# Packages such as nginx start their service on install; the tests start their own on a
+# free port. Where the host has no service policy, one that forbids starts is in place for
+# the install and removed after it; a policy the host already has is left as it is.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\n# rig install-deps: no service starts during this install\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+  $SUDO chmod 755 "$policy"
+  trap '$SUDO rm -f "$policy"' EXIT
+fi
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "install-deps: done"
