@@ -1,7 +1,15 @@
 #pragma once
 // Shared by the benchmarks.
 #include <algorithm>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
 #include <vector>
+
+#include "core/clock.hpp"
+#include "core/options.hpp"
+#include "workloads/workload.hpp"
 
 namespace rig::bench {
 
@@ -9,6 +17,39 @@ namespace rig::bench {
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+struct phase_hooks {
+  std::function<void()> during;       // on this thread once the phase has started
+  std::function<void()> before_stop;  // after the phase, before the workload stops
+};
+
+// Workload W bound from TOML text, started with `env` (its clock and windows filled in here),
+// warmed up, measured for one phase of `ms`, stopped: that phase's figures.
+template <typename W>
+phase_stats one_phase(const option_table& table, const std::string& toml, workload_env env, int64_t ms,
+                      const phase_hooks& hooks = {}, int64_t warmup_ms = 300) {
+  const toml::table t = toml::parse(toml);
+  bind_context ctx{"bench", "[bench]", "bench", nullptr, {}};
+  diagnostics d;
+  W w(bind_options(table, t, ctx, d));
+  run_clock clock;
+  window_sink windows;
+  clock.start_ns = mono_ns();
+  clock.phase_ns = {ms * ns_per_ms};
+  env.clock = &clock;
+  env.windows = &windows;
+  w.start(env);
+  std::this_thread::sleep_for(std::chrono::milliseconds(warmup_ms));
+  const int64_t t0 = mono_ns();
+  clock.phase_start_ns = t0;
+  clock.phase = 0;
+  if (hooks.during) hooks.during();
+  std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t0 + ms * ns_per_ms)));
+  clock.phase = -1;
+  if (hooks.before_stop) hooks.before_stop();
+  w.stop();
+  return w.results().at(0);
 }
 
 }  // namespace rig::bench

@@ -22,22 +22,14 @@ using rig::bench::median;
 namespace {
 
 double rig_iops(const std::string& file, int seconds) {
-  const toml::table t = toml::parse(
-      fmt::format("path = \"{}\"\nmode = \"randread\"\niodepth = 32\nblock_size = \"4KiB\"\nfile_size = \"256MiB\"\n",
-                  file));
-  bind_context ctx{"bench", "[bench]", "bench", nullptr, {}};
-  diagnostics d;
-  disk_workload w(bind_options(disk_workload_options(), t, ctx, d));
-  run_clock clock;
-  window_sink windows;
-  clock.start_ns = mono_ns();
-  w.start({"bench", "", 0, &clock, &windows});
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // warm-up
-  clock.phase = 0;
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  clock.phase = -1;
-  w.stop();
-  return double(w.results().at(0).ops) / seconds;
+  return double(rig::bench::one_phase<disk_workload>(
+                    disk_workload_options(),
+                    fmt::format("path = \"{}\"\nmode = \"randread\"\niodepth = 32\nblock_size = \"4KiB\"\nfile_size = "
+                                "\"256MiB\"\n",
+                                file),
+                    {"bench", "", 0}, seconds * 1000)
+                    .ops) /
+         seconds;
 }
 
 double fio_iops(const std::string& fio, const std::string& file, int seconds) {

@@ -18,21 +18,9 @@ using rig::bench::median;
 namespace {
 
 double rig_rps(uint16_t port, int seconds, int connections, int threads, const std::string& path) {
-  const toml::table t = toml::parse(
-      fmt::format("connections = {}\nthreads = {}\npath = \"{}\"\n", connections, threads, path));
-  bind_context ctx{"bench", "[bench]", "bench", nullptr, {}};
-  diagnostics d;
-  http_workload w(bind_options(http_workload_options(), t, ctx, d));
-  run_clock clock;
-  window_sink windows;
-  clock.start_ns = mono_ns();
-  w.start({"bench", "127.0.0.1", port, &clock, &windows});
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // warm-up, as wrk's connect phase
-  clock.phase = 0;
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  clock.phase = -1;
-  w.stop();
-  const auto s = w.results().at(0);
+  const auto s = rig::bench::one_phase<http_workload>(
+      http_workload_options(), fmt::format("connections = {}\nthreads = {}\npath = \"{}\"\n", connections, threads, path),
+      {"bench", "127.0.0.1", port}, seconds * 1000);  // 300 ms warm-up first, as wrk's connect phase
   if (s.error_total()) fmt::print("  rig: {} errors\n", s.error_total());
   return double(s.ops) / seconds;
 }

@@ -42,26 +42,10 @@ struct target_process {
   ~target_process() { proc.stop(); }
 };
 
-// One phase of the tcp workload; `during` runs on this thread once the phase has started.
+// One phase of the tcp workload against the target; `during` runs once the phase has started.
 phase_stats run_phase(const std::string& toml, uint16_t port, int64_t ms, const std::function<void()>& during = {}) {
-  const toml::table t = toml::parse(toml);
-  bind_context ctx{"bench", "[bench]", "bench", nullptr, {}};
-  diagnostics d;
-  tcp_workload w(bind_options(tcp_workload_options(), t, ctx, d));
-  run_clock clock;
-  window_sink windows;
-  clock.start_ns = mono_ns();
-  clock.phase_ns = {ms * ns_per_ms};
-  w.start({"bench", "127.0.0.1", port, &clock, &windows});
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // warm-up
-  const int64_t t0 = mono_ns();
-  clock.phase_start_ns = t0;
-  clock.phase = 0;
-  if (during) during();
-  std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t0 + ms * ns_per_ms)));
-  clock.phase = -1;
-  w.stop();
-  return w.results().at(0);
+  return rig::bench::one_phase<tcp_workload>(tcp_workload_options(), toml, {"bench", "127.0.0.1", port}, ms,
+                                             {.during = during});
 }
 
 std::string us(int64_t ns) { return format_duration_us(double(ns) / 1e3); }

@@ -20,21 +20,9 @@ namespace {
 const char* const ping_toml = R"("\u0000\u0000\u0000\u0000\u0000\u0000\u0000\u0001\u0000\u0003\u0000\u0000\u0000\u000e")";
 
 double rig_p50_us(uint16_t port, int seconds) {
-  const toml::table t =
-      toml::parse(fmt::format("connections = 1\nrequest = {}\nresponse_size = \"14B\"\n", ping_toml));
-  bind_context ctx{"bench", "[bench]", "bench", nullptr, {}};
-  diagnostics d;
-  tcp_workload w(bind_options(tcp_workload_options(), t, ctx, d));
-  run_clock clock;
-  window_sink windows;
-  clock.start_ns = mono_ns();
-  w.start({"bench", "127.0.0.1", port, &clock, &windows});
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // warm-up, as sockperf's
-  clock.phase = 0;
-  std::this_thread::sleep_for(std::chrono::seconds(seconds));
-  clock.phase = -1;
-  w.stop();
-  const auto s = w.results().at(0);
+  const auto s = rig::bench::one_phase<tcp_workload>(
+      tcp_workload_options(), fmt::format("connections = 1\nrequest = {}\nresponse_size = \"14B\"\n", ping_toml),
+      {"bench", "127.0.0.1", port}, seconds * 1000);  // 300 ms warm-up first, as sockperf's
   if (s.error_total()) fmt::print("  rig: {} errors\n", s.error_total());
   return double(s.latency.percentile(50)) / 1e3;
 }

@@ -23,29 +23,20 @@ struct result {
 };
 
 result measure(uint16_t port, int connections, int64_t ms, uint16_t shared_upstream = 0) {
-  const toml::table t = toml::parse(fmt::format("connections = {}\n", connections));
-  bind_context ctx{"bench", "[bench]", "bench", nullptr, {}};
-  diagnostics d;
-  tcp_workload w(bind_options(tcp_workload_options(), t, ctx, d));
-  run_clock clock;
-  window_sink windows;
-  clock.start_ns = mono_ns();
   std::unique_ptr<toxic_proxy> shared;
-  workload_env env{"bench", "127.0.0.1", port, &clock, &windows};
+  workload_env env{"bench", "127.0.0.1", port};
   if (shared_upstream)
     env.host_on_loop = [&](asio::io_context& loop) {
       shared = std::make_unique<toxic_proxy>();
       shared->start_on(loop, "127.0.0.1", shared_upstream);
       return hosted{shared->port(), [&] { return shared->connect_local(); }};
     };
-  w.start(env);
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // warm-up
-  clock.phase = 0;
-  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  clock.phase = -1;
-  if (shared) shared->stop();
-  w.stop();
-  const auto s = w.results().at(0);
+  const auto s = rig::bench::one_phase<tcp_workload>(
+      tcp_workload_options(), fmt::format("connections = {}\n", connections), env, ms,
+      {.before_stop = [&] {
+        if (shared) shared->stop();
+      }},
+      200);
   return {double(s.latency.percentile(50)) / 1e3, double(s.ops) * 1000.0 / double(ms)};
 }
 
