@@ -74,6 +74,7 @@ nlohmann::json to_json(const run_report& r) {
                                    {"limited", !w.generator_warning.empty()},
                                    {"warning", w.generator_warning}}}};
       if (!w.status.empty()) wl[w.name]["status"] = w.status;
+      if (!w.counts.empty()) wl[w.name]["counts"] = w.counts;
     }
     phases.push_back({{"name", p.name},
                       {"start_s", p.start_s},

@@ -22,6 +22,7 @@ struct workload_phase_result {
   double throughput_ops_s = 0;
   latency_summary latency, service, send_lag;
   std::map<std::string, uint64_t> status;  // replies by status class ("2xx": n), protocols with status codes
+  std::map<std::string, uint64_t> counts;  // the workload's own tallies (memory: page faults)
   uint64_t late_sends = 0;        // sent > 1 ms after the op was allowed to go
   std::string generator_warning;  // set when the generator, not the target, limited the phase
   uint64_t error_total() const;

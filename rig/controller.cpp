@@ -275,6 +275,7 @@ workload_phase_result summarize(const std::string& name, const phase_stats& s, d
   r.service = latency_summary::of(s.service);
   r.send_lag = latency_summary::of(s.send_lag);
   r.late_sends = s.late_sends;
+  r.counts = s.counts;
   uint64_t replies = 0;
   for (auto n : s.status_classes) replies += n;
   if (replies)

@@ -2,11 +2,13 @@
 #include <atomic>
 #include <thread>
 
+#include "workloads/load_model.hpp"
 #include "workloads/workload.hpp"
 
 namespace rig {
 
 const option_table& cpu_workload_options();
+void check_cpu_workload(const option_values& v, const bind_context& ctx, diagnostics& diags);
 
 // A probe for the CPU injectors: threads that each do units of calibrated work (a loop
 // that takes `unit` at this CPU's full speed, measured at start), closed loop or at a rate.
@@ -27,7 +29,9 @@ class cpu_workload final : public workload {
   option_values opts_;
   int threads_ = 1;
   int64_t unit_ns_ = 0;
-  double rate_ = 0;
+  load_model load_;
+  const run_clock* clock_ = nullptr;
+  uint64_t seed_ = 0;
   uint64_t iterations_ = 0;
   worker_threads workers_;
   std::atomic<bool> stopping_{false};

@@ -33,6 +33,7 @@ void phase_stats::merge(const phase_stats& o) {
   late_sends += o.late_sends;
   for (size_t i = 0; i < errors.size(); ++i) errors[i] += o.errors[i];
   for (size_t i = 0; i < status_classes.size(); ++i) status_classes[i] += o.status_classes[i];
+  for (const auto& [k, n] : o.counts) counts[k] += n;
 }
 
 uint64_t phase_stats::error_total() const {
@@ -134,6 +135,10 @@ void thread_recorder::error(error_kind k, int64_t now_ns) {
 void thread_recorder::status(int code, int64_t now_ns) {
   roll(now_ns);
   if (phase_stats* p = current_phase(); p && code >= 100 && code < 600) ++p->status_classes[size_t(code / 100)];
+}
+
+void thread_recorder::count(const char* what, uint64_t n) {
+  if (phase_stats* p = current_phase()) p->counts[what] += n;
 }
 
 void thread_recorder::tick(int64_t now_ns) {

@@ -48,6 +48,7 @@ struct phase_stats {
   uint64_t late_sends = 0;  // sent > generator_late_ns after the op was allowed to go
   std::array<uint64_t, error_kind_count> errors{};
   std::array<uint64_t, 6> status_classes{};  // replies by status class (HTTP): [2] counts 2xx
+  std::map<std::string, uint64_t> counts;      // a workload's own tallies (memory: page faults), summed
   void merge(const phase_stats& o);
   uint64_t error_total() const;
 };
@@ -90,6 +91,7 @@ class thread_recorder {
   void record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns, int64_t generator_lag_ns = 0);
   void error(error_kind k, int64_t now_ns);
   void status(int code, int64_t now_ns);  // a reply's status code, counted by class
+  void count(const char* what, uint64_t n);  // adds to the running phase's counts[what]
   void tick(int64_t now_ns);  // hands in the current window once its second is over
   void flush();
   const std::vector<std::unique_ptr<phase_stats>>& phases() const { return phases_; }

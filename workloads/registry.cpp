@@ -1,6 +1,7 @@
 #include "workloads/cpu.hpp"
 #include "workloads/disk.hpp"
 #include "workloads/http.hpp"
+#include "workloads/memory.hpp"
 #include "workloads/tcp.hpp"
 #include "workloads/workload.hpp"
 
@@ -23,7 +24,12 @@ const std::vector<workload_kind>& workload_kinds() {
        &check_disk_workload},
       {"cpu", "units of calibrated CPU work on threads in the rig: the work rate and how long a unit takes",
        &cpu_workload_options,
-       [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<cpu_workload>(v); }},
+       [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<cpu_workload>(v); },
+       &check_cpu_workload},
+      {"memory", "map and touch memory at a rate, hold it, release it: allocation latency and page faults",
+       &memory_workload_options,
+       [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<memory_workload>(v); },
+       &check_memory_workload},
   };
   return kinds;
 }
