@@ -20,27 +20,13 @@ void check_cpu_workload(const option_values& v, const bind_context& ctx, diagnos
   check_load_model(v, ctx, diags);
 }
 
-cpu_workload::cpu_workload(const option_values& v) : opts_(v) {
-  threads_ = int(v.integer("threads"));
-  unit_ns_ = v.duration_ns("unit");
-  load_ = load_model::from(v);
-}
+cpu_workload::cpu_workload(const option_values& v)
+    : threaded_workload(v, int(v.integer("threads")), load_model::from(v)), unit_ns_(v.duration_ns("unit")) {}
 
-cpu_workload::~cpu_workload() { stop(); }
-
-void cpu_workload::start(const workload_env& env) {
-  clock_ = env.clock;
-  seed_ = env.seed;
-  iterations_ = uint64_t(spin_per_ns() * double(unit_ns_));
-  workers_.start(threads_, env, [this](worker_threads::worker& w) { run(w); });
-}
+void cpu_workload::prepare(const workload_env&) { iterations_ = uint64_t(spin_per_ns() * double(unit_ns_)); }
 
 void cpu_workload::run(worker_threads::worker& w) {
-  std::optional<pacer> plan;
-  if (load_.open()) {
-    plan.emplace(load_, *clock_, threads_, w.index, seed_);
-    plan->start(mono_ns());
-  }
+  auto plan = pacer_for(w);
   run_paced(
       *w.rec, plan ? &*plan : nullptr, stopping_,
       [&]() -> std::optional<error_kind> {
@@ -48,15 +34,6 @@ void cpu_workload::run(worker_threads::worker& w) {
         return std::nullopt;
       },
       [] {});
-}
-
-void cpu_workload::stop() noexcept {
-  if (stopping_.exchange(true)) return;
-  workers_.join();
-}
-
-std::vector<phase_stats> cpu_workload::results() const {
-  return workers_.results();
 }
 
 nlohmann::json cpu_workload::describe() const {

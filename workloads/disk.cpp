@@ -54,24 +54,19 @@ void check_disk_workload(const option_values& v, const bind_context& ctx, diagno
     diags.add(v.where("read_share"), "'read_share' in " + ctx.section + " applies to mode = \"randrw\" only");
 }
 
-disk_workload::disk_workload(const option_values& v) : opts_(v) {
+disk_workload::disk_workload(const option_values& v)
+    : threaded_workload(v, int(v.integer("threads")), load_model::from(v)) {
   mode_ = v.str("mode");
   block_ = uint32_t(v.bytes("block_size"));
   iodepth_ = int(v.integer("iodepth"));
-  threads_ = int(v.integer("threads"));
   direct_ = v.boolean("direct");
   file_size_ = v.bytes("file_size") / block_ * block_;
   fsync_every_ = v.integer("fsync_every");
-  load_ = load_model::from(v);
   read_share_ = mode_ == "randrw" ? v.fraction("read_share") : (mode_.find("read") != std::string::npos ? 1.0 : 0.0);
   if (v.has("path")) path_ = v.str("path");
 }
 
-disk_workload::~disk_workload() { stop(); }
-
-void disk_workload::start(const workload_env& env) {
-  clock_ = env.clock;
-  seed_ = env.seed;
+void disk_workload::prepare(const workload_env& env) {
   if (path_.empty()) path_ = (env.run_dir.empty() ? std::string("/tmp") : env.run_dir) + "/disk-workload.dat";
   // The file: rig's own is made and filled once; a given one must be large enough.
   struct stat st {};
@@ -97,12 +92,9 @@ void disk_workload::start(const workload_env& env) {
     throw_system_error_on(!probe, "disk workload: open " + path_ + " with O_DIRECT",
                           "the file system must support direct I/O (tmpfs does not); or set direct = false");
   }
-  workers_.start(threads_, env, [this](worker_threads::worker& w) { run(w); });
 }
 
-void disk_workload::stop() noexcept {
-  if (stopping_.exchange(true)) return;
-  workers_.join();
+void disk_workload::finish() noexcept {
   if (created_) ::unlink(path_.c_str());
 }
 
@@ -148,11 +140,9 @@ void disk_workload::run(worker_threads::worker& w) {
     return rng;
   };
   uint64_t seq_block = blocks * uint64_t(w.index) / uint64_t(threads_);
-  std::optional<pacer> plan;  // open loop: this thread's share of the rate
+  auto plan = pacer_for(w);  // open loop: this thread's share of the rate
   int64_t next_intended = 0;
-  if (load_.open()) {
-    plan.emplace(load_, *clock_, threads_, w.index, seed_);
-    plan->start(mono_ns());
+  if (plan) {
     next_intended = plan->next();
     for (auto& s : slots) s.free_ns = mono_ns();
   }
@@ -261,10 +251,6 @@ void disk_workload::run(worker_threads::worker& w) {
   }
   io_uring_queue_exit(&ring);
   for (void* b : bufs) std::free(b);
-}
-
-std::vector<phase_stats> disk_workload::results() const {
-  return workers_.results();
 }
 
 nlohmann::json disk_workload::describe() const {

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <deque>
 #include <fmt/format.h>
 
 #include "core/units.hpp"
@@ -37,22 +38,20 @@ void check_memory_workload(const option_values& v, const bind_context& ctx, diag
     diags.add(v.where("max_held"), "'max_held' in " + ctx.section + " is smaller than one 'chunk'");
 }
 
-memory_workload::memory_workload(const option_values& v) : opts_(v) {
-  threads_ = int(v.integer("threads"));
-  chunk_ = v.bytes("chunk");
-  hold_ns_ = v.duration_ns("hold");
-  if (v.has("max_held")) max_held_ = v.bytes("max_held");
-  load_.rate = v.per_second("rate") / double(chunk_);  // chunks per second
-  if (v.str("arrival") == "poisson") load_.arrival = load_model::arrivals::poisson;
+namespace {
+load_model chunks_per_second(const option_values& v) {
+  load_model m;
+  m.rate = v.per_second("rate") / double(v.bytes("chunk"));
+  if (v.str("arrival") == "poisson") m.arrival = load_model::arrivals::poisson;
+  return m;
 }
+}  // namespace
 
-memory_workload::~memory_workload() { stop(); }
-
-void memory_workload::start(const workload_env& env) {
-  clock_ = env.clock;
-  seed_ = env.seed;
-  workers_.start(threads_, env, [this](worker_threads::worker& w) { run(w); });
-}
+memory_workload::memory_workload(const option_values& v)
+    : threaded_workload(v, int(v.integer("threads")), chunks_per_second(v)),
+      chunk_(v.bytes("chunk")),
+      max_held_(v.has("max_held") ? v.bytes("max_held") : 0),
+      hold_ns_(v.duration_ns("hold")) {}
 
 void memory_workload::run(worker_threads::worker& w) {
   struct held_chunk {
@@ -64,11 +63,10 @@ void memory_workload::run(worker_threads::worker& w) {
     ::munmap(c.p, chunk_);
     held_ -= chunk_;
   };
-  pacer plan(load_, *clock_, threads_, w.index, seed_);
-  plan.start(mono_ns());
+  auto plan = pacer_for(w);
   const long page = ::sysconf(_SC_PAGESIZE);
   run_paced(
-      *w.rec, &plan, stopping_,
+      *w.rec, &*plan, stopping_,
       [&]() -> std::optional<error_kind> {
         // Over max_held: this allocation waits for the oldest chunk's release.
         while (max_held_ && held_.load() + chunk_ > max_held_ && !held.empty()) {
@@ -103,13 +101,6 @@ void memory_workload::run(worker_threads::worker& w) {
       });
   for (const auto& c : held) release(c);
 }
-
-void memory_workload::stop() noexcept {
-  if (stopping_.exchange(true)) return;
-  workers_.join();
-}
-
-std::vector<phase_stats> memory_workload::results() const { return workers_.results(); }
 
 nlohmann::json memory_workload::describe() const {
   return {{"kind", "memory"},

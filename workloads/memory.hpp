@@ -1,9 +1,5 @@
 #pragma once
-#include <atomic>
-#include <deque>
-
-#include "workloads/load_model.hpp"
-#include "workloads/workload.hpp"
+#include "workloads/threaded.hpp"
 
 namespace rig {
 
@@ -14,28 +10,18 @@ void check_memory_workload(const option_values& v, const bind_context& ctx, diag
 // rate (an operation each: its latency is how long the kernel took to hand the memory over,
 // page faults and reclaim included), hold each chunk for `hold`, then release it. Page
 // faults per phase are counted (counts.minor_faults, counts.major_faults).
-class memory_workload final : public workload {
+class memory_workload final : public threaded_workload {
  public:
   explicit memory_workload(const option_values& v);
-  ~memory_workload() override;
-  void start(const workload_env& env) override;
-  void stop() noexcept override;
-  std::vector<phase_stats> results() const override;
+  ~memory_workload() override { stop(); }
   nlohmann::json describe() const override;
 
  private:
-  void run(worker_threads::worker& w);
+  void run(worker_threads::worker& w) override;
 
-  option_values opts_;
-  int threads_ = 1;
   uint64_t chunk_ = 0, max_held_ = 0;
   int64_t hold_ns_ = 0;
-  load_model load_;
-  const run_clock* clock_ = nullptr;
-  uint64_t seed_ = 0;
   std::atomic<uint64_t> held_{0};  // over all threads
-  worker_threads workers_;
-  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace rig
