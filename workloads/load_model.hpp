@@ -5,15 +5,10 @@
 // judges it (coordinated omission).
 #include <cstdint>
 #include <nlohmann/json.hpp>
-#include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <optional>
-#include <thread>
 #include <string>
 #include <vector>
 
-#include "core/clock.hpp"
 #include "core/options.hpp"
 #include "workloads/recorder.hpp"
 
@@ -73,35 +68,6 @@ class pacer {
   uint64_t rng_;
   int64_t next_ns_ = 0;
 };
-
-// The loop of a workload whose operation is a plain call on its own thread (cpu, memory):
-// closed loop, or paced by `plan` (sleeping in slices of at most 10 ms, so a stop is seen).
-// `op` returns nullopt on success or the kind of its failure; `between` runs before each
-// operation (housekeeping such as releasing memory that is due).
-template <typename Op, typename Between>
-void run_paced(thread_recorder& rec, pacer* plan, const std::atomic<bool>& stopping, Op op, Between between) {
-  int64_t next = plan ? plan->next() : 0, free = mono_ns();
-  while (!stopping.load(std::memory_order_relaxed)) {
-    between();
-    int64_t intended = mono_ns();
-    if (plan) {
-      if (next > intended) {
-        std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(next - intended, 10 * ns_per_ms)));
-        rec.tick(mono_ns());
-        continue;
-      }
-      intended = next;  // behind schedule: the backlog's wait counts
-      next = plan->next();
-    }
-    const int64_t started = mono_ns();
-    const std::optional<error_kind> failed = op();
-    const int64_t done = mono_ns();
-    if (failed) rec.error(*failed, done);
-    else rec.record(plan ? intended : started, started, done, plan ? generator_lag_ns(intended, free, started) : 0);
-    free = done;
-    rec.tick(done);
-  }
-}
 
 // "generator lag > 1 ms for 3.2% of requests ...": empty when the phase is not generator limited.
 std::string generator_limited_warning(const phase_stats& s);

@@ -1,13 +1,8 @@
 #include "workloads/recorder.hpp"
 
-#include <sys/prctl.h>
-
 #include "core/clock.hpp"
-#include "workloads/workload.hpp"
 
 namespace rig {
-
-void precise_timers() noexcept { ::prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); }
 
 const char* error_kind_name(error_kind k) {
   switch (k) {

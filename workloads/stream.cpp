@@ -95,7 +95,6 @@ void stream_workload::start(const workload_env& env) {
   for (auto& w : workers_) {
     asio::co_spawn(w->ioc, sweep(*w), asio::detached);
     w->th = std::thread([&ioc = w->ioc, spin = spin_] {
-      precise_timers();
       if (spin) {
         while (!ioc.stopped()) ioc.poll();
       } else {

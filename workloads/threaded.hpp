@@ -1,13 +1,81 @@
 #pragma once
 // Workloads whose threads each run one loop of their own (disk, cpu, memory): the threads, a
 // recorder each, the load model and each thread's pacer.
+#include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <optional>
+#include <thread>
+#include <vector>
+
+#include "core/clock.hpp"
 
 #include "workloads/load_model.hpp"
 #include "workloads/workload.hpp"
 
 namespace rig {
+
+// The threads of a threaded_workload: each has its own recorder; joined and flushed by
+// join(), merged per phase by results().
+class worker_threads {
+ public:
+  struct worker {
+    int index = 0;
+    std::unique_ptr<thread_recorder> rec;
+    std::thread th;
+  };
+  template <typename Body>
+  void start(int n, const workload_env& env, Body body) {
+    for (int t = 0; t < n; ++t) {
+      auto w = std::make_unique<worker>();
+      w->index = t;
+      w->rec = std::make_unique<thread_recorder>(*env.clock, *env.windows, env.name);
+      workers_.push_back(std::move(w));
+    }
+    for (auto& w : workers_)
+      w->th = std::thread([body, w = w.get()] { body(*w); });
+  }
+  void join() noexcept {
+    for (auto& w : workers_) {
+      if (w->th.joinable()) w->th.join();
+      w->rec->flush();
+    }
+  }
+  std::vector<phase_stats> results() const { return merge_phases_of(workers_); }
+
+ private:
+  std::vector<std::unique_ptr<worker>> workers_;
+};
+
+// The loop of a workload whose operation is a plain call on its own thread (cpu, memory):
+// closed loop, or paced by `plan` (sleeping in slices of at most 10 ms, so a stop is seen).
+// `op` returns nullopt on success or the kind of its failure; `between` runs before each
+// operation (housekeeping such as releasing memory that is due).
+template <typename Op, typename Between>
+void run_paced(thread_recorder& rec, pacer* plan, const std::atomic<bool>& stopping, Op op, Between between) {
+  int64_t next = plan ? plan->next() : 0, free = mono_ns();
+  while (!stopping.load(std::memory_order_relaxed)) {
+    between();
+    int64_t intended = mono_ns();
+    if (plan) {
+      if (next > intended) {
+        std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(next - intended, 10 * ns_per_ms)));
+        rec.tick(mono_ns());
+        continue;
+      }
+      intended = next;  // behind schedule: the backlog's wait counts
+      next = plan->next();
+    }
+    const int64_t started = mono_ns();
+    const std::optional<error_kind> failed = op();
+    const int64_t done = mono_ns();
+    if (failed) rec.error(*failed, done);
+    else rec.record(plan ? intended : started, started, done, plan ? generator_lag_ns(intended, free, started) : 0);
+    free = done;
+    rec.tick(done);
+  }
+}
 
 class threaded_workload : public workload {
  public:

@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "core/asio.hpp"
@@ -33,45 +32,6 @@ struct workload_env {
   std::function<hosted(asio::io_context&)> host_on_loop;
   std::string run_dir;  // where a workload may put files of its own (the disk workload's)
   uint64_t seed = 0;    // the scenario's: Poisson arrivals and random choices repeat with it
-};
-
-// Asks the kernel to wake this thread's timers on time: the default timer slack (50 us)
-// would make every paced send up to 50 us late.
-void precise_timers() noexcept;
-
-// The threads of a workload whose threads each run one loop (disk, cpu): each has its
-// own recorder; joined and flushed by join(), merged per phase by results().
-class worker_threads {
- public:
-  struct worker {
-    int index = 0;
-    std::unique_ptr<thread_recorder> rec;
-    std::thread th;
-  };
-  template <typename Body>
-  void start(int n, const workload_env& env, Body body) {
-    for (int t = 0; t < n; ++t) {
-      auto w = std::make_unique<worker>();
-      w->index = t;
-      w->rec = std::make_unique<thread_recorder>(*env.clock, *env.windows, env.name);
-      workers_.push_back(std::move(w));
-    }
-    for (auto& w : workers_)
-      w->th = std::thread([body, w = w.get()] {
-        precise_timers();
-        body(*w);
-      });
-  }
-  void join() noexcept {
-    for (auto& w : workers_) {
-      if (w->th.joinable()) w->th.join();
-      w->rec->flush();
-    }
-  }
-  std::vector<phase_stats> results() const { return merge_phases_of(workers_); }
-
- private:
-  std::vector<std::unique_ptr<worker>> workers_;
 };
 
 // Runs from start() to stop() across all phases; the run clock says which phase each
