@@ -10,13 +10,14 @@
 #include <optional>
 #include <fmt/format.h>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 
 #include "core/clock.hpp"
 #include "core/spin.hpp"
 #include "core/error.hpp"
 #include "core/wire.hpp"
-#include "core/http_parse.hpp"
+#include "core/http_read.hpp"
 
 namespace rig {
 
@@ -91,8 +92,6 @@ struct builtin_service::connection {
   std::atomic<bool> reply_done{false};
   std::atomic<bool> failed{false};
   std::vector<char> body;
-  std::vector<char> in;  // http: bytes read, not yet parsed
-  size_t in_pos = 0, in_len = 0;
 };
 
 namespace {
@@ -246,18 +245,11 @@ std::string http_status_reply(std::string_view status, bool close) {
 
 awaitable<void> builtin_service::serve_http(std::shared_ptr<connection> c) {
   http_parser req(http_parser::kind::request);
-  c->in.resize(16 * 1024);
+  http_inbuf in(16 * 1024);
   uint32_t seq = 0;
   for (;;) {
-    boost::system::error_code ec;
     req.reset();
-    while (!req.done() && !req.failed()) {
-      if (c->in_pos < c->in_len) c->in_pos += req.feed(c->in.data() + c->in_pos, c->in_len - c->in_pos);
-      if (req.done() || req.failed()) break;
-      c->in_len = co_await c->sock.async_read_some(asio::buffer(c->in), asio::redirect_error(use_awaitable, ec));
-      c->in_pos = 0;
-      if (ec) break;
-    }
+    boost::system::error_code ec = co_await read_http_message(c->sock, req, in);
     if (ec) break;
     const auto asked = req.failed() ? std::nullopt : size_asked(req.target());
     if (req.failed() || (asked && *asked > wire::max_frame_bytes)) {
@@ -379,11 +371,11 @@ void builtin_service::handle(job& j, std::vector<char>& buf) {
     }
   }
   if (j.http) {
-    const std::string head = fmt::format("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nContent-Type: "
-                                         "application/octet-stream\r\n{}\r\n",
-                                         j.response_bytes, j.close ? "Connection: close\r\n" : "");
-    buf.assign(head.begin(), head.end());
-    if (!j.head) buf.resize(head.size() + j.response_bytes, 'r');
+    buf.clear();  // the head formatted into the worker's buffer: no allocation once it has grown
+    fmt::format_to(std::back_inserter(buf),
+                   "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\n{}\r\n",
+                   j.response_bytes, j.close ? "Connection: close\r\n" : "");
+    if (!j.head) buf.resize(buf.size() + j.response_bytes, 'r');
   } else {
     buf.resize(j.response_bytes);
     wire::reply_header r{wire::reply_magic, uint32_t(wire::status::ok), j.response_bytes - wire::header_bytes,

@@ -49,8 +49,7 @@ void check_http_workload(const option_values& v, const bind_context& ctx, diagno
 struct http_workload::http_conn : conn {
   using conn::conn;
   http_parser parser{http_parser::kind::response};
-  std::vector<char> buf = std::vector<char>(64 * 1024);
-  size_t pos = 0, len = 0;  // unread bytes in buf
+  http_inbuf in{64 * 1024};
 };
 
 http_workload::http_workload(const option_values& v) : stream_workload(v) { head_ = v.str("method") == "HEAD"; }
@@ -81,8 +80,7 @@ std::unique_ptr<stream_workload::conn> http_workload::make_conn(asio::io_context
 }
 
 void http_workload::connected(conn& base) {
-  auto& c = static_cast<http_conn&>(base);
-  c.pos = c.len = 0;
+  static_cast<http_conn&>(base).in.clear();
 }
 
 awaitable<stream_workload::reply> http_workload::exchange(conn& base) {
@@ -94,24 +92,8 @@ awaitable<stream_workload::reply> http_workload::exchange(conn& base) {
     co_return r;
   }
   c.parser.reset(head_);
-  for (;;) {
-    if (c.pos < c.len) c.pos += c.parser.feed(c.buf.data() + c.pos, c.len - c.pos);
-    if (c.parser.done() || c.parser.failed()) break;
-    // Wait for readability, then read: no speculative read that finds nothing (a reply is never
-    // there the moment its request has gone), one system call fewer per request.
-    co_await c.sock.async_wait(stream_socket::wait_read, asio::redirect_error(use_awaitable, r.ec));
-    size_t n = 0;
-    if (!r.ec) n = c.sock.read_some(asio::buffer(c.buf), r.ec);
-    if (r.ec) {
-      if (r.ec == asio::error::eof && c.parser.end_of_stream()) {
-        r.ec = {};
-        break;
-      }
-      co_return r;
-    }
-    c.pos = 0;
-    c.len = n;
-  }
+  r.ec = co_await read_http_message(c.sock, c.parser, c.in);
+  if (r.ec) co_return r;
   if (c.parser.failed()) {
     r.failure = error_kind::protocol;
     r.reconnect = true;

@@ -1,5 +1,5 @@
 #pragma once
-#include "core/http_parse.hpp"
+#include "core/http_read.hpp"
 #include "workloads/stream.hpp"
 
 namespace rig {

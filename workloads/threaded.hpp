@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "core/clock.hpp"
-
 #include "workloads/load_model.hpp"
 #include "workloads/workload.hpp"
 
