@@ -127,8 +127,7 @@ void thread_recorder::error(error_kind k, int64_t now_ns) {
   if (phase_stats* p = current_phase()) ++p->errors[size_t(k)];
 }
 
-void thread_recorder::status(int code, int64_t now_ns) {
-  roll(now_ns);
+void thread_recorder::status(int code) {
   if (phase_stats* p = current_phase(); p && code >= 100 && code < 600) ++p->status_classes[size_t(code / 100)];
 }
 

@@ -199,7 +199,7 @@ awaitable<void> stream_workload::request_loop(worker& w, conn& c) {
       rec.error(classify(r.ec, c.timed_out, c.pair, r.io_error), done);
       co_return;
     }
-    if (r.status) rec.status(r.status, done);
+    if (r.status) rec.status(r.status);
     if (r.failure) rec.error(*r.failure, done);
     else rec.record(intended, sent, done, lag);
     if (r.reconnect) co_return;
