@@ -7,12 +7,12 @@
 
 namespace rig {
 
-namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
+bool http_name_equals(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
          std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return (x | 0x20) == (y | 0x20); });
 }
+
+namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -24,7 +24,7 @@ std::string_view trim(std::string_view s) {
 bool has_token(std::string_view list, std::string_view t) {
   while (!list.empty()) {
     const size_t comma = list.find(',');
-    if (iequals(trim(list.substr(0, comma)), t)) return true;
+    if (http_name_equals(trim(list.substr(0, comma)), t)) return true;
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
   }
@@ -91,14 +91,14 @@ bool http_parser::parse_head() {
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) return fail("header line without ':': " + std::string(line.substr(0, 40))), false;
     const std::string_view name = line.substr(0, colon), value = trim(line.substr(colon + 1));
-    if (iequals(name, "content-length")) {
+    if (http_name_equals(name, "content-length")) {
       const auto r = std::from_chars(value.data(), value.data() + value.size(), length);
       if (r.ec != std::errc() || r.ptr != value.data() + value.size())
         return fail("bad Content-Length: " + std::string(value)), false;
       have_length = true;
-    } else if (iequals(name, "transfer-encoding")) {
+    } else if (http_name_equals(name, "transfer-encoding")) {
       chunked_ = has_token(value, "chunked");
-    } else if (iequals(name, "connection")) {
+    } else if (http_name_equals(name, "connection")) {
       if (has_token(value, "close")) keep_alive_ = false;
       if (has_token(value, "keep-alive")) keep_alive_ = true;
     }

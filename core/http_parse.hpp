@@ -9,6 +9,9 @@
 
 namespace rig {
 
+// Header names compare without regard to case (RFC 9110).
+bool http_name_equals(std::string_view a, std::string_view b);
+
 class http_parser {
  public:
   enum class kind { response, request };

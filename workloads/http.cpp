@@ -40,7 +40,7 @@ void check_http_workload(const option_values& v, const bind_context& ctx, diagno
       if (!ok || value.find_first_of("\r\n") != std::string::npos)
         diags.add(v.where("headers"), fmt::format("header '{}' in {} is not a valid HTTP header (a token name, a "
                                                   "value without line breaks)", name, ctx.section));
-      else if (name == "Content-Length" || name == "content-length" || name == "Transfer-Encoding")
+      else if (http_name_equals(name, "Content-Length") || http_name_equals(name, "Transfer-Encoding"))
         diags.add(v.where("headers"), fmt::format("header '{}' in {}: rig sets the body's framing itself; use 'body' "
                                                   "or 'body_size'", name, ctx.section));
     }
@@ -63,7 +63,7 @@ void http_workload::start(const workload_env& env) {
   std::string extra;
   if (opts_.has("headers"))
     for (const auto& [name, value] : opts_.map("headers")) {
-      host_given = host_given || name == "Host" || name == "host";
+      host_given = host_given || http_name_equals(name, "Host");
       extra += name + ": " + value + "\r\n";
     }
   request_ = fmt::format("{} {} HTTP/1.1\r\n", method, opts_.str("path"));

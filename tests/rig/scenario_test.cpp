@@ -175,3 +175,14 @@ TEST_CASE("load models: conflicting and incomplete rate keys are refused with li
   const auto sc = parse_scenario(with("steps = [\"100/s\", \"2k/s\"]\nstep = \"2s\"\narrival = \"poisson\""), "s.toml");
   CHECK(sc.workloads[0].opts.strings("steps").size() == 2);
 }
+
+TEST_CASE("http workloads refuse framing headers in any case, and malformed paths") {
+  const auto http = [](const std::string& keys) {
+    return replace(good, "kind = \"tcp\"\nconnections = 4", "kind = \"http\"\nconnections = 4\n" + keys);
+  };
+  const auto e = errors_of(http("headers = { CONTENT-LENGTH = \"5\" }"));
+  REQUIRE(e.size() == 1);
+  CHECK(e[0].find("header 'CONTENT-LENGTH' in [workloads.rr]: rig sets the body's framing itself") != std::string::npos);
+  CHECK(errors_of(http("path = \"no-slash\"")).size() == 1);
+  CHECK(errors_of(http("headers = { Accept = \"*/*\" }")).empty());
+}
