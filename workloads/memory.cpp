@@ -58,10 +58,11 @@ void memory_workload::run(worker_threads::worker& w) {
     void* p;
     int64_t release_at;
   };
-  std::deque<held_chunk> held;
-  auto release = [&](const held_chunk& c) {
-    ::munmap(c.p, chunk_);
+  std::deque<held_chunk> held;  // oldest first
+  auto release_oldest = [&] {
+    ::munmap(held.front().p, chunk_);
     held_ -= chunk_;
+    held.pop_front();
   };
   auto plan = pacer_for(w);
   const long page = ::sysconf(_SC_PAGESIZE);
@@ -76,8 +77,7 @@ void memory_workload::run(worker_threads::worker& w) {
             std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(wait, 10 * ns_per_ms)));
             continue;
           }
-          release(held.front());
-          held.pop_front();
+          release_oldest();
         }
         rusage before{}, after{};
         ::getrusage(RUSAGE_THREAD, &before);
@@ -94,12 +94,9 @@ void memory_workload::run(worker_threads::worker& w) {
       },
       [&] {
         const int64_t now = mono_ns();
-        while (!held.empty() && held.front().release_at <= now) {
-          release(held.front());
-          held.pop_front();
-        }
+        while (!held.empty() && held.front().release_at <= now) release_oldest();
       });
-  for (const auto& c : held) release(c);
+  while (!held.empty()) release_oldest();
 }
 
 nlohmann::json memory_workload::describe() const {
