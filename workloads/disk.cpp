@@ -104,7 +104,7 @@ constexpr uint64_t fsync_tag = ~0ull;
 struct slot {
   bool busy = false, write = false;
   int64_t intended = 0, sent = 0;
-  int64_t free_ns = 0, lag_ns = 0;  // when the slot came back; how late its op went after that
+  int64_t free_ns = 0;  // when the slot last came back
 };
 }  // namespace
 
@@ -165,10 +165,10 @@ void disk_workload::run(worker_threads::worker& w) {
     }
     slot& s = slots[size_t(id)];
     s.busy = false;
-    s.free_ns = done;
     --inflight;
     if (res != int(block_)) rec.error(s.write ? error_kind::write : error_kind::read, done);
-    else rec.record(s.intended, s.sent, done, s.lag_ns);
+    else rec.record(s.intended, s.sent, done, generator_lag_ns(s.intended, s.free_ns, s.sent));
+    s.free_ns = done;
     if (s.write && fsync_every_ && ++writes_since_fsync >= fsync_every_) {
       writes_since_fsync = 0;
       io_uring_sqe* sqe = io_uring_get_sqe(&ring);
@@ -223,8 +223,7 @@ void disk_workload::run(worker_threads::worker& w) {
     for (int i : queued) {
       slot& s = slots[size_t(i)];
       s.sent = sent;
-      if (!plan) s.intended = sent;  // closed loop: no schedule to lag behind
-      s.lag_ns = plan ? generator_lag_ns(s.intended, s.free_ns, sent) : 0;
+      if (!plan) s.intended = sent;  // closed loop: no schedule to lag behind (and no generator lag)
     }
     int64_t wait_ns = 10 * ns_per_ms;
     if (plan && !fsync_inflight && inflight < iodepth_) wait_ns = std::clamp<int64_t>(next_intended - sent, 0, wait_ns);
