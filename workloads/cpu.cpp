@@ -16,10 +16,6 @@ const option_table& cpu_workload_options() {
   return t;
 }
 
-void check_cpu_workload(const option_values& v, const bind_context& ctx, diagnostics& diags) {
-  check_load_model(v, ctx, diags);
-}
-
 cpu_workload::cpu_workload(const option_values& v)
     : threaded_workload(v, int(v.integer("threads")), load_model::from(v)), unit_ns_(v.duration_ns("unit")) {}
 

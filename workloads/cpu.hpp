@@ -4,7 +4,6 @@
 namespace rig {
 
 const option_table& cpu_workload_options();
-void check_cpu_workload(const option_values& v, const bind_context& ctx, diagnostics& diags);
 
 // A probe for the CPU injectors: threads that each do units of calibrated work (a loop
 // that takes `unit` at this CPU's full speed, measured at start), closed loop or at a rate.

@@ -25,7 +25,7 @@ const std::vector<workload_kind>& workload_kinds() {
       {"cpu", "units of calibrated CPU work on threads in the rig: the work rate and how long a unit takes",
        &cpu_workload_options,
        [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<cpu_workload>(v); },
-       &check_cpu_workload},
+       &check_load_model},  // the load model's keys are all it checks
       {"memory", "map and touch memory at a rate, hold it, release it: allocation latency and page faults",
        &memory_workload_options,
        [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<memory_workload>(v); },
