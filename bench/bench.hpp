@@ -2,6 +2,7 @@
 // Shared by the benchmarks.
 #include <algorithm>
 #include <chrono>
+#include <fmt/format.h>
 #include <functional>
 #include <string>
 #include <thread>
@@ -17,6 +18,26 @@ namespace rig::bench {
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// Same-run comparison with a peer tool: medians over the repeats; ratio = rig / peer per run.
+struct comparison {
+  double peer = 0, rig = 0, ratio = 0;
+};
+
+// Runs the peer, then rig, `repeats` times (alternated, so drift hits both), printing each
+// run's figures through `show`.
+inline comparison alternate(int repeats, const std::string& peer_name, const std::function<double()>& peer,
+                            const std::function<double()>& rig, const std::function<std::string(double)>& show) {
+  std::vector<double> peers, rigs, ratios;
+  for (int r = 0; r < repeats; ++r) {
+    const double p = peer(), g = rig();
+    peers.push_back(p);
+    rigs.push_back(g);
+    ratios.push_back(g / p);
+    fmt::print("  run {}: {} {}, rig {}, ratio {:.3f}\n", r + 1, peer_name, show(p), show(g), g / p);
+  }
+  return {median(peers), median(rigs), median(ratios)};
 }
 
 struct phase_hooks {

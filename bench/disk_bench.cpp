@@ -17,7 +17,6 @@
 #include "workloads/disk.hpp"
 
 using namespace rig;
-using rig::bench::median;
 
 namespace {
 
@@ -65,18 +64,11 @@ int main(int argc, char** argv) {
     ::fsync(fd);
     ::close(fd);
   }
-  std::vector<double> ratios, rigs, fios;
-  for (int r = 0; r < repeats; ++r) {
-    const double f = fio_iops(fio, file, seconds);
-    const double g = rig_iops(file, seconds);
-    fios.push_back(f);
-    rigs.push_back(g);
-    ratios.push_back(g / f);
-    fmt::print("  run {}: fio {:.0f} IOPS, rig {:.0f} IOPS, ratio {:.3f}\n", r + 1, f, g, g / f);
-  }
-  const double q = median(ratios);
+  const auto c = rig::bench::alternate(
+      repeats, "fio", [&] { return fio_iops(fio, file, seconds); }, [&] { return rig_iops(file, seconds); },
+      [](double v) { return fmt::format("{:.0f} IOPS", v); });
   fmt::print("disk randread 4 KiB, iodepth 32, O_DIRECT, io_uring: fio {:.0f} IOPS, rig {:.0f} IOPS (medians), ratio "
              "{:.3f} (goal >= 0.95: {})\n",
-             median(fios), median(rigs), q, q >= 0.95 ? "met" : "MISSED");
+             c.peer, c.rig, c.ratio, c.ratio >= 0.95 ? "met" : "MISSED");
   std::filesystem::remove(file);
 }

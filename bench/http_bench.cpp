@@ -13,7 +13,6 @@
 #include "workloads/http.hpp"
 
 using namespace rig;
-using rig::bench::median;
 
 namespace {
 
@@ -57,19 +56,13 @@ int main(int argc, char** argv) {
   const auto files = rig::testing::nginx_files::write(dir, port);
   auto server = child_process::spawn({.argv = files.argv(nginx), .stderr_path = dir + "/stderr.log"});
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  std::vector<double> ratios, rigs, wrks;
-  for (int r = 0; r < repeats; ++r) {
-    const double k = wrk_rps(wrk, port, seconds, connections, threads, path);
-    const double g = rig_rps(port, seconds, connections, threads, path);
-    wrks.push_back(k);
-    rigs.push_back(g);
-    ratios.push_back(g / k);
-    fmt::print("  run {}: wrk {:.0f} req/s, rig {:.0f} req/s, ratio {:.3f}\n", r + 1, k, g, g / k);
-  }
+  const auto c = rig::bench::alternate(
+      repeats, "wrk", [&] { return wrk_rps(wrk, port, seconds, connections, threads, path); },
+      [&] { return rig_rps(port, seconds, connections, threads, path); },
+      [](double v) { return fmt::format("{:.0f} req/s", v); });
   server.stop();
   std::filesystem::remove_all(dir);
-  const double q = median(ratios);
   fmt::print("http GET {} against nginx, {} connection(s) on {} thread(s): wrk {:.0f} req/s, rig {:.0f} req/s "
              "(medians), ratio {:.3f} (goal >= 1.05: {})\n",
-             path, connections, threads, median(wrks), median(rigs), q, q >= 1.05 ? "met" : "MISSED");
+             path, connections, threads, c.peer, c.rig, c.ratio, c.ratio >= 1.05 ? "met" : "MISSED");
 }

@@ -12,7 +12,6 @@
 #include "workloads/tcp.hpp"
 
 using namespace rig;
-using rig::bench::median;
 
 namespace {
 
@@ -53,18 +52,11 @@ int main(int argc, char** argv) {
   auto server = child_process::spawn(
       {.argv = {sockperf, "sr", "--tcp", "-i", "127.0.0.1", "-p", std::to_string(port)}, .output_path = "/dev/null"});
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  std::vector<double> ratios, rigs, sps;
-  for (int r = 0; r < repeats; ++r) {
-    const double s = sockperf_p50_us(sockperf, port, seconds);
-    const double g = rig_p50_us(port, seconds);
-    sps.push_back(s);
-    rigs.push_back(g);
-    ratios.push_back(g / s);
-    fmt::print("  run {}: sockperf p50 {:.2f} us, rig p50 {:.2f} us, ratio {:.3f}\n", r + 1, s, g, g / s);
-  }
+  const auto c = rig::bench::alternate(
+      repeats, "sockperf", [&] { return sockperf_p50_us(sockperf, port, seconds); },
+      [&] { return rig_p50_us(port, seconds); }, [](double v) { return fmt::format("p50 {:.2f} us", v); });
   server.stop();
-  const double q = median(ratios);
   fmt::print("tcp ping-pong, 1 connection, 14 B: sockperf p50 {:.2f} us, rig p50 {:.2f} us (medians), ratio {:.3f} "
              "(goal <= 1.10: {})\n",
-             median(sps), median(rigs), q, q <= 1.10 ? "met" : "MISSED");
+             c.peer, c.rig, c.ratio, c.ratio <= 1.10 ? "met" : "MISSED");
 }
