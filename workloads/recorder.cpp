@@ -105,7 +105,14 @@ void thread_recorder::roll(int64_t now_ns) {
   window_->index = index;
 }
 
-void thread_recorder::record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns, int64_t generator_lag_ns) {
+namespace {
+void count_status(phase_stats& p, int code) {
+  if (code >= 100 && code < 600) ++p.status_classes[size_t(code / 100)];
+}
+}  // namespace
+
+void thread_recorder::record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns, int64_t generator_lag_ns,
+                             int status) {
   roll(done_ns);
   ++window_->ops;
   window_->latency.record(done_ns - intended_ns);
@@ -115,20 +122,20 @@ void thread_recorder::record(int64_t intended_ns, int64_t sent_ns, int64_t done_
     return;
   }
   ++p->ops;
+  count_status(*p, status);
   p->latency.record(done_ns - intended_ns);
   p->service.record(done_ns - sent_ns);
   if (sent_ns > intended_ns) p->send_lag.record(sent_ns - intended_ns);  // closed loop: no lag to record
   if (generator_lag_ns > generator_late_ns) ++p->late_sends;
 }
 
-void thread_recorder::error(error_kind k, int64_t now_ns) {
+void thread_recorder::error(error_kind k, int64_t now_ns, int status) {
   roll(now_ns);
   ++window_->errors;
-  if (phase_stats* p = current_phase()) ++p->errors[size_t(k)];
-}
-
-void thread_recorder::status(int code) {
-  if (phase_stats* p = current_phase(); p && code >= 100 && code < 600) ++p->status_classes[size_t(code / 100)];
+  if (phase_stats* p = current_phase()) {
+    ++p->errors[size_t(k)];
+    count_status(*p, status);
+  }
 }
 
 void thread_recorder::count(const char* what, uint64_t n) {

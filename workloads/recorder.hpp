@@ -88,9 +88,10 @@ class thread_recorder {
  public:
   thread_recorder(const run_clock& clock, window_sink& sink, std::string workload);
   // generator_lag_ns: how late the send was after the op was allowed to go (generator_lag_ns()).
-  void record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns, int64_t generator_lag_ns = 0);
-  void error(error_kind k, int64_t now_ns);
-  void status(int code);  // a reply's status code, counted by class in the running phase
+  // status: the reply's status code (0: none), counted by class in the same phase as the op, so a phase
+  // ending between the two cannot split them.
+  void record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns, int64_t generator_lag_ns = 0, int status = 0);
+  void error(error_kind k, int64_t now_ns, int status = 0);
   void count(const char* what, uint64_t n);  // adds to the running phase's counts[what]
   void tick(int64_t now_ns);  // hands in the current window once its second is over
   void flush();

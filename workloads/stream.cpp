@@ -199,9 +199,8 @@ awaitable<void> stream_workload::request_loop(worker& w, conn& c) {
       rec.error(classify(r.ec, c.timed_out, c.pair, r.io_error), done);
       co_return;
     }
-    if (r.status) rec.status(r.status);
-    if (r.failure) rec.error(*r.failure, done);
-    else rec.record(intended, sent, done, lag);
+    if (r.failure) rec.error(*r.failure, done, r.status);
+    else rec.record(intended, sent, done, lag, r.status);
     if (r.reconnect) co_return;
   }
 }

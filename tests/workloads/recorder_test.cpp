@@ -24,6 +24,24 @@ TEST_CASE("samples go to the running phase and between phases they are counted a
   CHECK(rec.phases()[2]->errors[size_t(error_kind::timeout)] == 1);
 }
 
+TEST_CASE("a reply's status class is counted with its op, in the same phase or not at all") {
+  run_clock clock;
+  clock.start_ns = 0;
+  window_sink sink;
+  thread_recorder rec(clock, sink, "http");
+  clock.phase = 0;
+  rec.record(0, 0, 100'000, 0, 200);
+  rec.error(error_kind::status_5xx, 200'000, 503);
+  clock.phase = -1;  // the phase ended: the op and its status both go uncounted
+  rec.record(0, 0, 300'000, 0, 200);
+  REQUIRE(rec.phases().size() == 1);
+  const auto& p = *rec.phases()[0];
+  CHECK(p.ops == 1);
+  CHECK(p.status_classes[2] == p.ops);
+  CHECK(p.status_classes[5] == 1);
+  CHECK(rec.between_phases() == 1);
+}
+
 TEST_CASE("one-second windows merge across threads and summarize once") {
   run_clock clock;
   clock.start_ns = 0;
