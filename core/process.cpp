@@ -20,6 +20,10 @@ extern char** environ;
 
 namespace rig {
 
+namespace {
+constexpr size_t max_inherited_fds = 16;
+}  // namespace
+
 child_process child_process::spawn(const spawn_options& opts) {
   if (opts.argv.empty()) throw std::invalid_argument("spawn: empty argv");
   std::vector<char*> argv;
@@ -40,6 +44,12 @@ child_process child_process::spawn(const spawn_options& opts) {
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
 
+  int inherit_above = 3;  // above every inherited fd's number in the child
+  for (const auto& [from, to] : opts.inherit_fds) {
+    if (opts.inherit_fds.size() > max_inherited_fds || to < 3)
+      throw std::invalid_argument("spawn: inherit_fds takes up to 16 fds, each to a number of 3 or more");
+    inherit_above = std::max(inherit_above, to + 1);
+  }
   int out_pipe[2] = {-1, -1};
   if (opts.capture_stdout) throw_system_error_on(::pipe2(out_pipe, O_CLOEXEC) != 0, "pipe");
   int err_fd = -1;
@@ -75,7 +85,12 @@ child_process child_process::spawn(const spawn_options& opts) {
     if (out_pipe[1] >= 0) dup2(out_pipe[1], STDOUT_FILENO);
     if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
     if (err_fd >= 0 && !opts.output_path.empty()) dup2(err_fd, STDOUT_FILENO);
-    for (const auto& [from, to] : opts.inherit_fds) dup2(from, to);  // dup2 clears close-on-exec
+    // Each inherited fd is first moved above every target number, so one fd's target cannot be
+    // another's source; dup2 then clears close-on-exec (it would not for from == to).
+    int moved[max_inherited_fds];
+    for (size_t i = 0; i < opts.inherit_fds.size(); ++i)
+      moved[i] = fcntl(opts.inherit_fds[i].first, F_DUPFD_CLOEXEC, inherit_above);
+    for (size_t i = 0; i < opts.inherit_fds.size(); ++i) dup2(moved[i], opts.inherit_fds[i].second);
     if (opts.netns_fd >= 0 && setns(opts.netns_fd, CLONE_NEWNET) != 0) {
       static const char msg[] = "rig: cannot join the target's network namespace (setns)\n";
       (void)!write(STDERR_FILENO, msg, sizeof msg - 1);

@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <string>
 
 #include "core/process.hpp"
 #include "core/proc.hpp"
@@ -36,4 +40,24 @@ TEST_CASE("/proc readings of this process are plausible") {
   CHECK(s->fds >= 3);
   CHECK(s->voluntary_ctx + s->involuntary_ctx > 0);
   CHECK_FALSE(read_proc(999'999'999).has_value());
+}
+
+TEST_CASE("inherited fds land on their numbers even when one's target is another's source, close-on-exec cleared") {
+  int a[2], b[2];
+  REQUIRE(::pipe2(a, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(b, O_CLOEXEC) == 0);
+  // Swap: a's write end goes to b's write end's number and the other way round.
+  auto c = child_process::spawn({.argv = {"/bin/sh", "-c", "echo A >&" + std::to_string(b[1]) + "; echo B >&" +
+                                                                 std::to_string(a[1])},
+                                 .inherit_fds = {{a[1], b[1]}, {b[1], a[1]}}});
+  REQUIRE(c.wait(5000));
+  ::close(a[1]);
+  ::close(b[1]);
+  char buf[8] = {};
+  CHECK(::read(a[0], buf, sizeof buf) == 2);
+  CHECK(std::string(buf, 2) == "A\n");  // written to b[1]'s number, which held a's pipe
+  CHECK(::read(b[0], buf, sizeof buf) == 2);
+  CHECK(std::string(buf, 2) == "B\n");
+  ::close(a[0]);
+  ::close(b[0]);
 }
