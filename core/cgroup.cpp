@@ -343,7 +343,17 @@ void cgroup::set_memory_limit(std::optional<int64_t> bytes, std::optional<int64_
     throw std::runtime_error("this kernel does not account swap in cgroup v1 (no memory.memsw.limit_in_bytes; "
                              "boot with swapaccount=1), so 'swap' cannot be capped");
   if (has_memsw) write_control(memsw, "-1");
-  write_control(d.path + "/memory.limit_in_bytes", bytes ? std::to_string(*bytes) : "-1");
+  try {
+    write_control(d.path + "/memory.limit_in_bytes", bytes ? std::to_string(*bytes) : "-1");
+  } catch (const system_error& e) {
+    if (e.code() != EBUSY || !bytes) throw;
+    // v1 lowers a limit only as far as it can reclaim; v2 would OOM-kill instead.
+    throw std::runtime_error(fmt::format(
+        "cgroup v1 refused a memory cap of {} bytes: the cgroup holds {} bytes now and the kernel could not "
+        "reclaim down to the cap (EBUSY; anonymous memory without swap cannot be reclaimed). Set the cap above "
+        "what the cgroup holds, or apply it from the first phase",
+        *bytes, memory().usage_bytes));
+  }
   if (has_memsw && bytes && swap_bytes) write_control(memsw, std::to_string(*bytes + *swap_bytes));
 }
 
