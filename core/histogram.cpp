@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 namespace rig {
 
@@ -40,6 +41,26 @@ int64_t histogram::highest_equivalent(int index) {
 }
 
 histogram::histogram() : counts_(size_t(counts_length()), 0) {}
+
+nlohmann::json histogram::to_wire() const {
+  nlohmann::json buckets = nlohmann::json::array();
+  for (size_t i = 0; i < counts_.size(); ++i)
+    if (counts_[i]) buckets.push_back({i, counts_[i]});
+  return {{"buckets", buckets}, {"total", total_}, {"underflows", underflows_}, {"overflows", overflows_},
+          {"sum", sum_},        {"min", min_},     {"max", max_}};
+}
+
+histogram histogram::from_wire(const nlohmann::json& j) {
+  histogram h;
+  for (const auto& b : j.at("buckets")) h.counts_.at(b.at(0).get<size_t>()) = b.at(1).get<uint64_t>();
+  h.total_ = j.at("total").get<uint64_t>();
+  h.underflows_ = j.at("underflows").get<uint64_t>();
+  h.overflows_ = j.at("overflows").get<uint64_t>();
+  h.sum_ = j.at("sum").get<int64_t>();
+  h.min_ = j.at("min").get<int64_t>();
+  h.max_ = j.at("max").get<int64_t>();
+  return h;
+}
 
 void histogram::merge(const histogram& other) {
   for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];

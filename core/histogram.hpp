@@ -1,6 +1,7 @@
 #pragma once
 #include <bit>
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <vector>
 
 namespace rig {
@@ -32,6 +33,9 @@ class histogram {
 
   void merge(const histogram& other);
   void reset();
+  // Lossless and sparse ([index, count] pairs), for a helper process handing over its figures.
+  nlohmann::json to_wire() const;
+  static histogram from_wire(const nlohmann::json& j);
 
   uint64_t count() const { return total_; }
   uint64_t underflows() const { return underflows_; }

@@ -217,6 +217,46 @@ nlohmann::json option_values::to_json() const {
   return j;
 }
 
+nlohmann::json option_values::to_wire() const {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& [k, e] : entries_) {
+    nlohmann::json v;
+    std::visit([&](const auto& x) { v = x; }, e.v);
+    j.push_back({{"key", k},
+                 {"type", e.v.index()},
+                 {"value", v},
+                 {"text", e.text},
+                 {"where", {e.where.file, e.where.line, e.where.column, e.where.origin}},
+                 {"given", e.given}});
+  }
+  return j;
+}
+
+namespace {
+template <size_t I = 0>
+option_values::value value_from_wire(size_t type, const nlohmann::json& v) {
+  if constexpr (I < std::variant_size_v<option_values::value>) {
+    if (type == I) return v.get<std::variant_alternative_t<I, option_values::value>>();
+    return value_from_wire<I + 1>(type, v);
+  } else {
+    throw std::runtime_error("option wire form: unknown value type " + std::to_string(type));
+  }
+}
+}  // namespace
+
+option_values option_values::from_wire(const nlohmann::json& j) {
+  option_values o;
+  for (const auto& e : j) {
+    const auto& w = e.at("where");
+    o.set(e.at("key").get<std::string>(), value_from_wire(e.at("type").get<size_t>(), e.at("value")),
+          e.at("text").get<std::string>(),
+          source_pos{w.at(0).get<std::string>(), w.at(1).get<uint32_t>(), w.at(2).get<uint32_t>(),
+                     w.at(3).get<std::string>()},
+          e.at("given").get<bool>());
+  }
+  return o;
+}
+
 source_pos bind_context::locate(std::string_view key, const toml::source_region& region) const {
   source_pos pos{file, uint32_t(region.begin.line), uint32_t(region.begin.column), {}};
   if (overrides) {

@@ -59,6 +59,9 @@ class option_values {
   void set(std::string name, value v, std::string text, source_pos where, bool given);
   std::vector<std::string> given_keys() const;  // keys written by the user, in name order
   nlohmann::json to_json() const;                // every key, unit-bearing values as written
+  // Lossless (values, texts, positions), for a helper process that runs a workload from them.
+  nlohmann::json to_wire() const;
+  static option_values from_wire(const nlohmann::json& j);
 
  private:
   struct entry {

@@ -314,6 +314,8 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   std::set<std::string> controllers;  // the target starts in a cgroup of its own with these
   for (const auto& [name, inj] : injectors)
     for (const auto& c : inj->cgroup_controllers(cgroups)) controllers.insert(c);
+  for (const auto& w : workloads)
+    for (const auto& c : w->cgroup_controllers()) controllers.insert(c);
   for (size_t i = 0; i < workloads.size(); ++i)
     ctx.workloads.push_back({"workload " + sc.workloads[i].name, workloads[i]->sockets(), "the rig's own sockets (workload " + sc.workloads[i].name + ")"});
   // The way into the target's sockets: its control channel, or the preload shim for a
@@ -396,7 +398,9 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   if (!sc.description.empty()) out << "  " << sc.description << "\n";
   out.flush();
 
-  run_clock clock;
+  // In a memfd, so a workload run by a helper process in the target's cgroup sees the phases change.
+  shared_clock_cell clock_cell = shared_clock_cell::create();
+  run_clock clock(clock_cell.cell());
   window_sink windows;
   std::unique_ptr<sampler> smp;
   std::vector<phase_window> phase_windows;
@@ -483,6 +487,9 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       workload_env env{sc.workloads[i].name, host, proxy ? proxy->port() : tgt->port(), &clock, &windows};
       env.run_dir = rep.run_dir;
       env.seed = uint64_t(sc.seed);
+      env.target_cgroup_procs = tenv.cgroup_procs;
+      env.clock_fd = clock_cell.fd();
+      env.rig_exe = opts.rig_exe;
       if (host_of_proxy == i)
         env.host_on_loop = [&](asio::io_context& loop) {
           proxy->start_on(loop, tgt->host(), tgt->port());

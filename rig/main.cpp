@@ -16,6 +16,7 @@
 #include "rig/scenario.hpp"
 #include "targets/builtin_service.hpp"
 #include "targets/target.hpp"
+#include "workloads/helper.hpp"
 #include "workloads/workload.hpp"
 
 using namespace rig;
@@ -243,6 +244,9 @@ int main(int argc, char** argv) {
   auto* doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
   auto* cleanup = app.add_subcommand("cleanup", "undo what a killed rig left on the host (cgroups), from its journal");
 
+  // Hidden: a workload's helper process in the target's cgroup (workloads/helper.hpp).
+  auto* workload_helper = app.add_subcommand("__workload", "")->group("");
+
   auto* target = app.add_subcommand("target", "run the built-in target on its own");
   std::string bind_addr = "127.0.0.1";
   target->add_option("--bind", bind_addr, "address to listen on")->capture_default_str();
@@ -268,6 +272,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (*workload_helper) return run_workload_helper();
     if (*run) return cmd_run(file, sets, out_dir);
     if (*validate) return cmd_validate(file, sets);
     if (*target) return cmd_target(bind_addr, port, control, sets);

@@ -1,18 +1,19 @@
 #include "workloads/cpu.hpp"
 
 #include "core/clock.hpp"
+#include "workloads/helper.hpp"
 #include "core/spin.hpp"
 
 namespace rig {
 
 const option_table& cpu_workload_options() {
-  static const option_table t = with_load_options({
+  static const option_table t = with_cgroup_option(with_load_options({
       {.name = "threads", .type = opt_type::integer, .default_text = "1",
        .help = "threads doing work, each unpinned", .min = 1, .max = 256},
       {.name = "unit", .type = opt_type::duration, .default_text = "\"100us\"",
        .help = "one operation: work that takes this long at full speed (calibrated at start)", .min = 1e3,
        .max = 10e9},
-  }, false);
+  }, false));
   return t;
 }
 

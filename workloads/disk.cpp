@@ -14,11 +14,12 @@
 #include "core/error.hpp"
 #include "core/fd.hpp"
 #include "core/units.hpp"
+#include "workloads/helper.hpp"
 
 namespace rig {
 
 const option_table& disk_workload_options() {
-  static const option_table t = with_load_options({
+  static const option_table t = with_cgroup_option(with_load_options({
       {.name = "path", .type = opt_type::string, .default_text = "",
        .help = "the file to do I/O on (absent: disk-workload.dat in the run directory, made, filled and removed "
                "by rig)"},
@@ -39,7 +40,7 @@ const option_table& disk_workload_options() {
        .help = "an fsync after this many writes (0: never)", .min = 0, .max = 1e9},
       {.name = "read_share", .type = opt_type::percent, .default_text = "\"50%\"",
        .help = "randrw: the share of operations that read", .min = 0, .max = 1},
-  }, false);
+  }, false));
   return t;
 }
 

@@ -8,11 +8,12 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "workloads/helper.hpp"
 
 namespace rig {
 
 const option_table& memory_workload_options() {
-  static const option_table t = {
+  static const option_table t = with_cgroup_option({
       {.name = "rate", .type = opt_type::byte_rate, .default_text = "",
        .help = "bytes allocated and touched per second, in total (e.g. \"100MB/s\"), open loop", .min = 1,
        .max = 1e12, .required = true},
@@ -29,7 +30,7 @@ const option_table& memory_workload_options() {
        .help = "threads allocating, each with its share of the rate", .min = 1, .max = 256},
       {.name = "arrival", .type = opt_type::string, .default_text = "\"uniform\"",
        .help = "evenly spaced allocations, or a Poisson process at the same mean rate", .allowed = {"uniform", "poisson"}},
-  };
+  });
   return t;
 }
 

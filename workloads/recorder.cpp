@@ -1,6 +1,13 @@
 #include "workloads/recorder.hpp"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <new>
+#include <nlohmann/json.hpp>
+
 #include "core/clock.hpp"
+#include "core/error.hpp"
 
 namespace rig {
 
@@ -159,6 +166,73 @@ std::vector<phase_stats> merge_phases(const std::vector<const thread_recorder*>&
       if (phases[i]) out[i].merge(*phases[i]);
   }
   return out;
+}
+
+shared_clock_cell shared_clock_cell::create() {
+  const int fd = ::memfd_create("rig-clock", MFD_CLOEXEC);
+  throw_system_error_on(fd < 0, "memfd_create for the run clock");
+  if (::ftruncate(fd, sizeof(clock_cell)) != 0) {
+    const int err = errno;
+    ::close(fd);
+    throw_system_error("sizing the run clock's memfd", err);
+  }
+  shared_clock_cell c = attach(fd);
+  new (c.cell_) clock_cell();
+  return c;
+}
+
+shared_clock_cell shared_clock_cell::attach(int fd) {
+  void* p = ::mmap(nullptr, sizeof(clock_cell), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (p == MAP_FAILED) {
+    const int err = errno;
+    ::close(fd);
+    throw_system_error("mapping the run clock", err);
+  }
+  return shared_clock_cell(fd, static_cast<clock_cell*>(p));
+}
+
+shared_clock_cell::shared_clock_cell(shared_clock_cell&& o) noexcept : fd_(o.fd_), cell_(o.cell_) {
+  o.fd_ = -1;
+  o.cell_ = nullptr;
+}
+
+shared_clock_cell::~shared_clock_cell() {
+  if (cell_) ::munmap(cell_, sizeof(clock_cell));
+  if (fd_ >= 0) ::close(fd_);
+}
+
+nlohmann::json phase_stats::to_wire() const {
+  return {{"latency", latency.to_wire()}, {"service", service.to_wire()}, {"send_lag", send_lag.to_wire()},
+          {"ops", ops},  {"late_sends", late_sends}, {"errors", errors}, {"status_classes", status_classes},
+          {"counts", counts}};
+}
+
+phase_stats phase_stats::from_wire(const nlohmann::json& j) {
+  phase_stats s;
+  s.latency = histogram::from_wire(j.at("latency"));
+  s.service = histogram::from_wire(j.at("service"));
+  s.send_lag = histogram::from_wire(j.at("send_lag"));
+  s.ops = j.at("ops").get<uint64_t>();
+  s.late_sends = j.at("late_sends").get<uint64_t>();
+  s.errors = j.at("errors").get<decltype(s.errors)>();
+  s.status_classes = j.at("status_classes").get<decltype(s.status_classes)>();
+  s.counts = j.at("counts").get<decltype(s.counts)>();
+  return s;
+}
+
+nlohmann::json window_row::to_wire() const {
+  return {{"workload", workload}, {"index", index}, {"ops", ops}, {"errors", errors}, {"p50_us", p50_us},
+          {"p99_us", p99_us}};
+}
+
+window_row window_row::from_wire(const nlohmann::json& j) {
+  return {j.at("workload").get<std::string>(), j.at("index").get<int64_t>(), j.at("ops").get<uint64_t>(),
+          j.at("errors").get<uint64_t>(),      j.at("p50_us").get<double>(), j.at("p99_us").get<double>()};
+}
+
+void window_sink::add_row(const window_row& r) {
+  std::lock_guard lk(mu_);
+  done_[{r.workload, r.index}] = r;
 }
 
 }  // namespace rig

@@ -9,17 +9,36 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/histogram.hpp"
 
 namespace rig {
 
+// The part of the run clock that changes during the run. It may live in memory shared with a
+// helper process (a workload run inside the target's cgroup), so its atomics must be lock-free.
+struct clock_cell {
+  std::atomic<int> phase{-1};
+  std::atomic<int64_t> phase_start_ns{0};
+};
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<int64_t>::is_always_lock_free);
+
 // Which phase is running. -1 between phases (injectors being applied or reverted):
 // samples then are counted apart, not in any phase.
 struct run_clock {
+  run_clock() : run_clock(own_) {}
+  explicit run_clock(clock_cell& cell) : phase(cell.phase), phase_start_ns(cell.phase_start_ns) {}
+  run_clock(const run_clock&) = delete;
+  run_clock& operator=(const run_clock&) = delete;
+
+ private:
+  clock_cell own_;  // unused when the cell is shared
+
+ public:
   int64_t start_ns = 0;
-  std::atomic<int> phase{-1};
-  std::atomic<int64_t> phase_start_ns{0};  // set before `phase`
-  std::vector<int64_t> phase_ns;           // each phase's planned length, fixed before the run
+  std::atomic<int>& phase;
+  std::atomic<int64_t>& phase_start_ns;  // set before `phase`
+  std::vector<int64_t> phase_ns;         // each phase's planned length, fixed before the run
   // How far into the running phase `t_ns` is and how long that phase lasts; {0, 0} between phases.
   std::pair<int64_t, int64_t> in_phase(int64_t t_ns) const {
     const int p = phase.load(std::memory_order_acquire);
@@ -28,6 +47,24 @@ struct run_clock {
     const int64_t in = t_ns - phase_start_ns.load(std::memory_order_relaxed);
     return {in > 0 ? in : 0, len};
   }
+};
+
+// A clock_cell in a memfd: the controller's run clock uses it, and a helper process maps the
+// same file (fd passed at spawn) so its samples change phase at the same instant.
+class shared_clock_cell {
+ public:
+  static shared_clock_cell create();
+  static shared_clock_cell attach(int fd);  // takes ownership of fd
+  shared_clock_cell(shared_clock_cell&&) noexcept;
+  shared_clock_cell& operator=(shared_clock_cell&&) = delete;
+  ~shared_clock_cell();
+  clock_cell& cell() { return *cell_; }
+  int fd() const { return fd_; }
+
+ private:
+  shared_clock_cell(int fd, clock_cell* cell) : fd_(fd), cell_(cell) {}
+  int fd_ = -1;
+  clock_cell* cell_ = nullptr;
 };
 
 // read/write: other I/O failures; reset: the peer reset the connection (RST); closed: the
@@ -51,6 +88,9 @@ struct phase_stats {
   std::map<std::string, uint64_t> counts;      // a workload's own tallies (memory: page faults), summed
   void merge(const phase_stats& o);
   uint64_t error_total() const;
+  // Lossless, for a helper process handing its figures to the rig.
+  nlohmann::json to_wire() const;
+  static phase_stats from_wire(const nlohmann::json& j);
 };
 
 // One second of one workload, merged over its threads.
@@ -59,6 +99,8 @@ struct window_row {
   int64_t index = 0;  // seconds since run start
   uint64_t ops = 0, errors = 0;
   double p50_us = 0, p99_us = 0;
+  nlohmann::json to_wire() const;
+  static window_row from_wire(const nlohmann::json& j);
 };
 
 // Collects per-thread windows as they complete and summarizes each second once every
@@ -74,6 +116,8 @@ class window_sink {
   // Summarizes windows with index < before (all when before is INT64_MAX).
   void finalize(int64_t before);
   std::vector<window_row> rows() const;
+  // A row summarized elsewhere (a helper process's own sink), taken as it is.
+  void add_row(const window_row& r);
   // The latest finalized row per workload, for progress lines.
   std::vector<window_row> latest() const;
 

@@ -1,5 +1,6 @@
 #include "workloads/cpu.hpp"
 #include "workloads/disk.hpp"
+#include "workloads/helper.hpp"
 #include "workloads/http.hpp"
 #include "workloads/memory.hpp"
 #include "workloads/tcp.hpp"
@@ -20,15 +21,15 @@ const std::vector<workload_kind>& workload_kinds() {
       {"disk", "block I/O on a file through io_uring: sequential or random reads and writes at an iodepth, closed or "
                "open loop",
        &disk_workload_options,
-       [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<disk_workload>(v); },
+       [](const option_values& v) { return here_or_in_target_cgroup<disk_workload>("disk", v, {"io"}); },
        &check_disk_workload},
       {"cpu", "units of calibrated CPU work on threads in the rig: the work rate and how long a unit takes",
        &cpu_workload_options,
-       [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<cpu_workload>(v); },
+       [](const option_values& v) { return here_or_in_target_cgroup<cpu_workload>("cpu", v, {"cpu"}); },
        &check_load_model},  // the load model's keys are all it checks
       {"memory", "map and touch memory at a rate, hold it, release it: allocation latency and page faults",
        &memory_workload_options,
-       [](const option_values& v) -> std::unique_ptr<workload> { return std::make_unique<memory_workload>(v); },
+       [](const option_values& v) { return here_or_in_target_cgroup<memory_workload>("memory", v, {"memory"}); },
        &check_memory_workload},
   };
   return kinds;

@@ -32,6 +32,10 @@ struct workload_env {
   std::function<hosted(asio::io_context&)> host_on_loop;
   std::string run_dir;  // where a workload may put files of its own (the disk workload's)
   uint64_t seed = 0;    // the scenario's: Poisson arrivals and random choices repeat with it
+  // For a workload run in a helper process inside the target's cgroup (in_target_cgroup):
+  std::vector<std::string> target_cgroup_procs;  // the cgroup.procs files the helper joins
+  int clock_fd = -1;                              // the memfd that holds the run clock's cell
+  std::string rig_exe;                            // the binary that serves `rig __workload`
 };
 
 // Runs from start() to stop() across all phases; the run clock says which phase each
@@ -48,6 +52,8 @@ class workload {
   // Optional ability: the rig's own sockets take a socket policy.
   virtual socket_tunable* sockets() { return nullptr; }
   virtual nlohmann::json describe() const = 0;
+  // A workload that runs inside the target's cgroup: the controllers that cgroup needs.
+  virtual std::vector<std::string> cgroup_controllers() const { return {}; }
 };
 
 struct workload_kind {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "core/histogram.hpp"
 
 using rig::histogram;
@@ -97,4 +99,23 @@ TEST_CASE("an empty histogram reports zeros") {
   CHECK(h.count() == 0);
   CHECK(h.percentile(99) == 0);
   CHECK(h.mean() == 0);
+}
+
+TEST_CASE("the wire form is lossless: percentiles, extremes, clamp counts and the mean come back the same") {
+  std::mt19937_64 rng(5);
+  std::lognormal_distribution<double> d(11.0, 2.0);
+  histogram h;
+  for (int i = 0; i < 50'000; ++i) h.record(int64_t(d(rng)));
+  h.record(10);                         // an underflow (lognormal draws give more)
+  h.record(histogram::highest_ns * 2);  // an overflow
+  const histogram back = histogram::from_wire(nlohmann::json::parse(h.to_wire().dump()));
+  CHECK(back.count() == h.count());
+  CHECK(h.underflows() > 0);
+  CHECK(back.underflows() == h.underflows());
+  CHECK(back.overflows() == 1);
+  CHECK(back.min() == h.min());
+  CHECK(back.max() == h.max());
+  CHECK(back.mean() == h.mean());
+  for (double p : {0.0, 1.0, 50.0, 99.0, 99.99, 100.0}) CHECK(back.percentile(p) == h.percentile(p));
+  CHECK(histogram::from_wire(histogram().to_wire()).count() == 0);
 }

@@ -135,3 +135,18 @@ TEST_CASE("every registered kind's defaults parse and sit in their ranges") {
   check_all(workload_kinds());
   check_all(injector_kinds());
 }
+
+TEST_CASE("the wire form carries every value, its text, its position and whether it was given") {
+  auto b = bind_text("path = \"/x\"\nconnections = 8\nrate = \"2000/s\"\nfast = true\n");
+  REQUIRE(b.diags.empty());
+  const option_values back = option_values::from_wire(nlohmann::json::parse(b.values.to_wire().dump()));
+  CHECK(back.to_json() == b.values.to_json());
+  CHECK(back.integer("connections") == 8);
+  CHECK(back.per_second("rate") == 2000);
+  CHECK(back.text("rate") == b.values.text("rate"));
+  CHECK(back.duration_ns("timeout") == 2'000'000'000);
+  CHECK(back.boolean("fast"));
+  CHECK(back.given_keys() == b.values.given_keys());
+  CHECK(back.where("connections").str() == b.values.where("connections").str());
+  CHECK(back.where("connections").line == 2);
+}

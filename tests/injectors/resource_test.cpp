@@ -10,54 +10,15 @@
 #include <sstream>
 
 #include "../helpers.hpp"
+#include "cgroup_checks.hpp"
 #include "core/cgroup.hpp"
 #include "injectors/file_faults.hpp"
 #include "injectors/resource_injectors.hpp"
 
 using namespace rig;
-using rig::testing::run_args;
-using rig::testing::run_rig;
-using rig::testing::slurp;
-using rig::testing::temp_dir;
+using namespace rig::testing;
 namespace fs = std::filesystem;
 
-namespace {
-
-// Root and the controllers the injector needs, or a printed reason to skip.
-bool can_cap(const std::vector<std::string>& controllers) {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: making cgroups needs root");
-    return false;
-  }
-  const auto l = cgroup_layout::detect();
-  for (const auto& c : controllers)
-    if (!l.find(c)) {
-      MESSAGE("skipped: no cgroup '" << c << "' controller here (" << l.describe() << ")");
-      return false;
-    }
-  return true;
-}
-
-// The run's cgroup directories (report.json target.cgroup) exist no more.
-void check_cgroup_gone(const nlohmann::json& report) {
-  const auto& cg = report["target"]["cgroup"];
-  REQUIRE(cg.is_object());
-  REQUIRE(!cg.empty());
-  for (const auto& [controller, where] : cg.items())
-    CHECK_MESSAGE(!fs::exists(where["path"].get<std::string>()), where["path"]);
-}
-
-double throughput(const nlohmann::json& report, size_t phase) {
-  return report["phases"][phase]["workloads"]["rr"]["throughput_ops_s"].get<double>();
-}
-
-size_t count_events(const nlohmann::json& report, const std::string& kind) {
-  size_t n = 0;
-  for (const auto& e : report["events"]) n += e["kind"] == kind;
-  return n;
-}
-
-}  // namespace
 
 TEST_CASE("memory-accumulation.toml: 64 KiB per request as bytes/op, then the OOM kill under the cap as an event") {
   if (!can_cap({"memory"})) return;
@@ -116,68 +77,6 @@ TEST_CASE("a target that dies when no check expects it fails the run with exit 4
   const auto r = run.report();
   CHECK(r["status"] == "failed");
   CHECK(r["failure"].get<std::string>().find("OOM killer") != std::string::npos);
-  check_cgroup_gone(r);
-}
-
-TEST_CASE("cpu scale 25%: the target's work rate falls to 25% +/-5% of the baseline, and comes back") {
-  if (!can_cap({"cpu", "cpuset"})) return;
-  temp_dir tmp;
-  // One worker spinning 1 ms per request, closed loop: the work rate is CPU-bound.
-  std::ofstream(tmp.path + "/s.toml") << R"(name = "cpu-scale"
-[target]
-kind = "builtin"
-workers = 1
-work = "1ms"
-[workloads.rr]
-kind = "tcp"
-connections = 2
-[injectors.slow]
-kind = "cpu"
-scale = "25%"
-cpus = "1"
-[[phases]]
-name = "baseline"
-duration = "2s"
-[[phases]]
-name = "slow"
-duration = "3s"
-inject = ["slow"]
-[[phases]]
-name = "recovery"
-duration = "2s"
-)";
-  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
-  INFO(run.stdout_text() << run.err);
-  REQUIRE(run.code == 0);
-  const auto r = run.report();
-  const double ratio = throughput(r, 1) / throughput(r, 0);
-  MESSAGE("work rate at scale 25%: " << ratio * 100 << "% of the baseline (" << throughput(r, 1) << " vs "
-                                     << throughput(r, 0) << " req/s)");
-  CHECK(ratio == doctest::Approx(0.25).epsilon(0.2));  // 25% +/- 5 points
-  CHECK(throughput(r, 2) / throughput(r, 0) == doctest::Approx(1).epsilon(0.1));
-  const auto& inj = r["phases"][1]["injections"][0];
-  CHECK(inj["verified"] == true);
-  CHECK(inj["measured"]["cpus"] == "1");
-  CHECK(inj["measured"]["quota_us"] == 2500);
-  CHECK(inj["measured"]["period_us"] == 10000);
-  CHECK(inj["measured"]["cpu_used_cpus"].get<double>() == doctest::Approx(0.25).epsilon(0.1));
-  CHECK(inj["measured"]["throttled_periods"].get<int>() > 100);
-  CHECK(inj["mechanism"].get<std::string>().find("CFS bandwidth quota") != std::string::npos);
-  CHECK(r["phases"][1]["resources"]["cgroup"]["cpu_cap_cpus"] == 0.25);
-  CHECK(r["phases"][2]["resources"]["cgroup"]["cpu_cap_cpus"].is_null());  // reverted
-  check_cgroup_gone(r);
-}
-
-TEST_CASE("cpu-frequency.toml: latency climbs while the target's CPU use stays low") {
-  if (!can_cap({"cpu", "cpuset"})) return;
-  temp_dir tmp;
-  const auto run = run_rig(run_args(RIG_SOURCE_DIR "/scenarios/cpu-frequency.toml", tmp.path,
-                                    {{"baseline", "2s"}, {"slow_clock", "3s"}, {"recovery", "2s"}}),
-                           tmp.path);
-  INFO(run.stdout_text() << run.err);
-  CHECK(run.code == 0);
-  const auto r = run.report();
-  CHECK(r["phases"][1]["resources"]["target"]["ops_per_cpu_s"].get<double>() > 0);
   check_cgroup_gone(r);
 }
 
@@ -496,4 +395,128 @@ TEST_CASE("rig killed mid-phase: its journal names the cgroup, the next run refu
   CHECK_FALSE(fs::exists(tmp.path + "/state/journal-" + std::to_string(rig.pid()) + ".log"));
   const auto again = run_rig({"cleanup"}, tmp.path, 60'000, env);
   CHECK(again.stdout_text().find("nothing to undo") != std::string::npos);
+}
+
+
+TEST_CASE("in_target_cgroup: a disk cap on the target reaches a disk workload there, not one in the rig") {
+  if (!can_cap({"io"})) return;
+  temp_dir tmp;
+  if (rig::testing::statfs_type(tmp.path) == 0x01021994) {
+    MESSAGE("skipped: " << tmp.path << " is tmpfs, which has no block device to throttle");
+    return;
+  }
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "disk-in-cgroup"
+[target]
+kind = "builtin"
+[workloads.there]
+kind = "disk"
+iodepth = 8
+rate = "2000/s"
+file_size = "16MiB"
+in_target_cgroup = true
+[workloads.here]
+kind = "disk"
+iodepth = 8
+rate = "2000/s"
+file_size = "16MiB"
+path = "here.dat"
+[injectors.cap]
+kind = "disk"
+read_iops = "200/s"
+[[phases]]
+name = "baseline"
+duration = "1s"
+[[phases]]
+name = "capped"
+duration = "3s"
+inject = ["cap"]
+[[phases]]
+name = "recovery"
+duration = "1s"
+)";
+  {
+    std::ofstream f(tmp.path + "/here.dat");
+    f.seekp(16 << 20);
+    f.put('\0');
+  }
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto r = run.report();
+  MESSAGE("randread 4 KiB under a 200/s read cap on the target's cgroup: in it " << ops_per_s(r, 1, "there")
+                                                                                 << "/s, in the rig "
+                                                                                 << ops_per_s(r, 1, "here") << "/s");
+  // Open loop at 2000/s each (light on the CPU, for the tests beside it), ten times the cap.
+  CHECK(ops_per_s(r, 0, "there") == doctest::Approx(2000).epsilon(0.1));
+  CHECK(ops_per_s(r, 1, "there") == doctest::Approx(200).epsilon(0.15));
+  CHECK(ops_per_s(r, 1, "here") == doctest::Approx(2000).epsilon(0.1));  // the rig's own I/O is not the target's
+  CHECK(ops_per_s(r, 2, "there") > 1000);  // uncapped again (the backlog is not made up: iodepth bounds it)
+  for (const auto& [k, n] : r["phases"][1]["workloads"]["there"]["errors"].items()) CHECK_MESSAGE(n == 0, k);
+  // The injector's own measurement sees the helper's reads as the target's.
+  CHECK(r["phases"][1]["injections"][0]["measured"]["read_ops_per_s"].get<double>() ==
+        doctest::Approx(200).epsilon(0.15));
+  CHECK(r["workloads"]["there"]["params"]["in_target_cgroup"] == true);
+  check_helper_gone(r, "there");
+  CHECK_FALSE(fs::exists(fs::path(rig::testing::report_path(run.out)).parent_path() / "disk-workload.dat"));  // removed
+  check_cgroup_gone(r);
+}
+
+TEST_CASE("in_target_cgroup: a memory workload's memory is charged to the target's cgroup, up to an OOM kill") {
+  if (!can_cap({"memory"})) return;
+  temp_dir tmp;
+  // 64 MiB held at most, under no cap, then under a 40 MiB cap applied from a phase's start.
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "memory-in-cgroup"
+[target]
+kind = "builtin"
+[workloads.mem]
+kind = "memory"
+rate = "128MiB/s"
+chunk = "4MiB"
+hold = "10s"
+max_held = "64MiB"
+in_target_cgroup = true
+[[phases]]
+name = "uncapped"
+duration = "2s"
+)";
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto r = run.report();
+  const auto& cg = r["phases"][0]["resources"]["cgroup"];
+  MESSAGE("memory workload holding 64 MiB in the target's cgroup: the cgroup used up to "
+          << cg["memory_used_max_bytes"].get<double>() / 1048576 << " MiB");
+  CHECK(cg["memory_used_max_bytes"].get<double>() >= 64.0 * 1048576);
+  // 16 chunks of 4 MiB fill max_held; the first may be taken before the phase starts.
+  CHECK(r["phases"][0]["workloads"]["mem"]["ops"].get<uint64_t>() >= 15);
+  check_helper_gone(r, "mem");
+
+  std::ofstream(tmp.path + "/capped.toml") << R"(name = "memory-in-cgroup-capped"
+[target]
+kind = "builtin"
+[workloads.mem]
+kind = "memory"
+rate = "128MiB/s"
+chunk = "4MiB"
+hold = "10s"
+max_held = "64MiB"
+in_target_cgroup = true
+[injectors.cap]
+kind = "memory"
+limit = "40MiB"
+swap = "0B"
+[[phases]]
+name = "capped"
+duration = "2s"
+inject = ["cap"]
+)";
+  const auto capped = run_rig({"run", tmp.path + "/capped.toml", "--out", tmp.path}, tmp.path);
+  INFO(capped.stdout_text() << capped.err);
+  REQUIRE(capped.code == 0);  // the target lived: the OOM killer took the largest process, the helper
+  const auto c = capped.report();
+  CHECK(count_events(c, "oom_kill") == 1);
+  CHECK(c["phases"][0]["workloads"]["mem"]["counts"]["helper_died"] == 1);
+  CHECK(capped.err.find("killed by signal 9") != std::string::npos);
+  check_helper_gone(c, "mem");
+  check_cgroup_gone(c);
 }

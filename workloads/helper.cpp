@@ -1,0 +1,299 @@
+#include "workloads/helper.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+
+#include "core/clock.hpp"
+#include "core/error.hpp"
+#include "core/fd.hpp"
+#include "core/process.hpp"
+
+namespace rig {
+
+namespace {
+
+constexpr int channel_fd = 3, clock_fd_number = 4;
+constexpr int64_t ready_timeout_ms = 120'000;  // the disk workload fills its file before it is ready
+constexpr int stop_timeout_ms = 30'000;
+
+// JSON messages, one per line, over a stream socket.
+class json_channel {
+ public:
+  explicit json_channel(unique_fd fd) : fd_(std::move(fd)) {}
+  int fd() const { return fd_.get(); }
+
+  void send(const nlohmann::json& j) {
+    const std::string line = j.dump() + "\n";
+    for (size_t off = 0; off < line.size();) {
+      const ssize_t n = ::send(fd_.get(), line.data() + off, line.size() - off, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      throw_system_error_on(n < 0, "sending to the workload helper's channel");
+      off += size_t(n);
+    }
+  }
+
+  enum class got { message, timeout, closed };
+  // The next message within timeout_ms (-1: no limit).
+  got receive(nlohmann::json& out, int timeout_ms) {
+    const int64_t deadline = timeout_ms < 0 ? INT64_MAX : mono_ns() + int64_t(timeout_ms) * ns_per_ms;
+    for (;;) {
+      if (const size_t nl = buf_.find('\n'); nl != std::string::npos) {
+        out = nlohmann::json::parse(buf_.substr(0, nl));
+        buf_.erase(0, nl + 1);
+        return got::message;
+      }
+      int wait_ms = -1;
+      if (timeout_ms >= 0) {
+        const int64_t left = deadline - mono_ns();
+        wait_ms = left > 0 ? int(std::min<int64_t>(left / ns_per_ms + 1, INT32_MAX)) : 0;
+      }
+      pollfd p{fd_.get(), POLLIN, 0};
+      const int r = ::poll(&p, 1, wait_ms);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) return got::closed;
+      if (r == 0) {
+        if (mono_ns() >= deadline) return got::timeout;
+        continue;
+      }
+      char chunk[65536];
+      const ssize_t n = ::recv(fd_.get(), chunk, sizeof chunk, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return got::closed;
+      buf_.append(chunk, size_t(n));
+    }
+  }
+
+ private:
+  unique_fd fd_;
+  std::string buf_;
+};
+
+class helper_workload final : public workload {
+ public:
+  helper_workload(std::string kind, option_values v, std::vector<std::string> controllers)
+      : kind_(std::move(kind)), opts_(std::move(v)), controllers_(std::move(controllers)) {}
+  ~helper_workload() override { stop(); }
+
+  void start(const workload_env& env) override {
+    name_ = env.name;
+    if (env.target_cgroup_procs.empty() || env.clock_fd < 0)
+      throw std::runtime_error(fmt::format("workload {}: in_target_cgroup = true, but the target has no cgroup of "
+                                           "its own in this run",
+                                           name_));
+    int sv[2];
+    throw_system_error_on(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0, "socketpair");
+    unique_fd mine(sv[0]), theirs(sv[1]);
+    spawn_options o;
+    o.argv = {env.rig_exe.empty() ? self_exe() : env.rig_exe, "__workload"};
+    o.inherit_fds = {{theirs.get(), channel_fd}, {env.clock_fd, clock_fd_number}};
+    o.cgroup_procs = env.target_cgroup_procs;
+    child_ = child_process::spawn(o);
+    theirs.reset();
+    chan_.emplace(std::move(mine));
+    chan_->send({{"kind", kind_},
+                 {"name", name_},
+                 {"options", opts_.to_wire()},
+                 {"run_dir", env.run_dir},
+                 {"seed", env.seed},
+                 {"start_ns", env.clock->start_ns},
+                 {"phase_ns", env.clock->phase_ns}});
+    const int64_t deadline = mono_ns() + ready_timeout_ms * ns_per_ms;
+    for (nlohmann::json m;;) {
+      const auto r = chan_->receive(m, 1000);
+      if (r == json_channel::got::message && m.contains("ready")) {
+        describe_ = m.at("describe");
+        break;
+      }
+      if (r == json_channel::got::message && m.contains("error")) {
+        child_.wait(2000);
+        const std::string what = fmt::format("workload {}: {}", name_, m.at("error").get<std::string>());
+        if (m.value("input", false)) throw input_error(what);
+        throw std::runtime_error(what);
+      }
+      if (r == json_channel::got::closed) {
+        child_.wait(2000);
+        throw std::runtime_error(fmt::format("workload {}: its helper process (pid {}) {} before it started",
+                                             name_, child_.pid(), child_.exit_description()));
+      }
+      if (mono_ns() > deadline)
+        throw std::runtime_error(fmt::format("workload {}: its helper process (pid {}) was not ready within {} s",
+                                             name_, child_.pid(), ready_timeout_ms / 1000));
+    }
+    window_sink* sink = env.windows;
+    clock_ = env.clock;
+    reader_ = std::thread([this, sink] { read_loop(sink); });
+  }
+
+  void stop() noexcept override {
+    if (!chan_ || stopped_) return;
+    stopped_ = true;
+    try {
+      chan_->send({{"stop", true}});
+    } catch (const std::exception&) {
+      // Gone already: the reader has seen the channel close.
+    }
+    if (!child_.wait(stop_timeout_ms)) child_.stop();
+    if (reader_.joinable()) reader_.join();
+    std::lock_guard lk(mu_);
+    if (!results_)
+      std::cerr << fmt::format(
+          "rig: workload {}: its helper process (pid {}) in the target's cgroup {} before handing in its figures "
+          "(an OOM kill there?); the phase it died in counts helper_died\n",
+          name_, child_.pid(), child_.exit_description());
+  }
+
+  // A helper that died (an OOM kill in the target's cgroup) handed in nothing: the phase it
+  // died in counts helper_died, so the report says why that phase and the later ones are empty.
+  std::vector<phase_stats> results() const override {
+    std::lock_guard lk(mu_);
+    if (results_) return *results_;
+    std::vector<phase_stats> r(size_t(std::max(died_in_phase_, -1) + 1));
+    if (!r.empty()) r.back().counts["helper_died"] = 1;
+    return r;
+  }
+
+  nlohmann::json describe() const override {
+    nlohmann::json d = describe_;
+    d["params"] = opts_.to_json();  // as written: the helper's copy says in_target_cgroup = false
+    d["runs_in"] = {{"where", "a helper process in the target's cgroup"}, {"pid", child_.pid()}};
+    return d;
+  }
+
+  std::vector<std::string> cgroup_controllers() const override { return controllers_; }
+
+ private:
+  void read_loop(window_sink* sink) {
+    try {
+      for (nlohmann::json m; chan_->receive(m, -1) == json_channel::got::message;) {
+        if (m.contains("row")) {
+          sink->add_row(window_row::from_wire(m.at("row")));
+        } else if (m.contains("results")) {
+          std::vector<phase_stats> r;
+          for (const auto& p : m.at("results")) r.push_back(phase_stats::from_wire(p));
+          std::lock_guard lk(mu_);
+          results_ = std::move(r);
+        }
+      }
+    } catch (const std::exception& e) {
+      std::cerr << fmt::format("rig: workload {}: a bad message from its helper process: {}\n", name_, e.what());
+    }
+    std::lock_guard lk(mu_);
+    if (!results_) died_in_phase_ = clock_->phase.load();
+  }
+
+  const std::string kind_;
+  const option_values opts_;
+  const std::vector<std::string> controllers_;
+  std::string name_;
+  child_process child_;
+  std::optional<json_channel> chan_;
+  std::thread reader_;
+  bool stopped_ = false;
+  nlohmann::json describe_;
+  mutable std::mutex mu_;
+  std::optional<std::vector<phase_stats>> results_;
+  const run_clock* clock_ = nullptr;
+  int died_in_phase_ = -1;
+};
+
+// Sends the rows finalized since the last call.
+void forward_rows(json_channel& chan, const window_sink& sink, int64_t& sent_below) {
+  for (const auto& r : sink.rows()) {
+    if (r.index < sent_below) continue;
+    chan.send({{"row", r.to_wire()}});
+    sent_below = r.index + 1;
+  }
+}
+
+}  // namespace
+
+option_table with_cgroup_option(option_table t) {
+  t.push_back({.name = "in_target_cgroup", .type = opt_type::boolean, .default_text = "false",
+               .help = "run this workload in a helper process inside the target's cgroup, so the caps injectors "
+                       "set there (memory, CPU, disk) apply to it as well"});
+  return t;
+}
+
+std::unique_ptr<workload> make_helper_workload(std::string kind, const option_values& v,
+                                               std::vector<std::string> controllers) {
+  return std::make_unique<helper_workload>(std::move(kind), v, std::move(controllers));
+}
+
+int run_workload_helper() {
+  // SIGTERM (the rig died: parent-death signal) or SIGINT ends the run like a stop message,
+  // so the workload still removes what it made. Blocked before any thread starts.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  unique_fd sig(::signalfd(-1, &stop_signals, SFD_CLOEXEC));
+  if (::fcntl(channel_fd, F_SETFD, FD_CLOEXEC) != 0 || ::fcntl(clock_fd_number, F_SETFD, FD_CLOEXEC) != 0) {
+    std::cerr << "rig __workload: runs only as a helper of `rig run` (no channel on fd 3 and clock on fd 4)\n";
+    return 2;
+  }
+  json_channel chan{unique_fd(channel_fd)};
+  try {
+    shared_clock_cell cell = shared_clock_cell::attach(clock_fd_number);
+    nlohmann::json cfg;
+    if (chan.receive(cfg, 10'000) != json_channel::got::message) return 2;
+    try {
+      const std::string kind_name = cfg.at("kind").get<std::string>();
+      const workload_kind* kind = find_workload_kind(kind_name);
+      if (!kind) throw std::runtime_error("no workload kind '" + kind_name + "'");
+      option_values v = option_values::from_wire(cfg.at("options"));
+      v.set("in_target_cgroup", false, "false", v.where("in_target_cgroup"), false);  // here is its place
+      run_clock clock(cell.cell());
+      clock.start_ns = cfg.at("start_ns").get<int64_t>();
+      clock.phase_ns = cfg.at("phase_ns").get<std::vector<int64_t>>();
+      window_sink sink;
+      std::unique_ptr<workload> w = kind->make(v);
+      workload_env env{cfg.at("name").get<std::string>(), "", 0, &clock, &sink};
+      env.run_dir = cfg.at("run_dir").get<std::string>();
+      env.seed = cfg.at("seed").get<uint64_t>();
+      w->start(env);
+      chan.send({{"ready", true}, {"describe", w->describe()}});
+      int64_t sent_below = 0;
+      for (bool running = true; running;) {
+        pollfd p[2] = {{chan.fd(), POLLIN, 0}, {sig.get(), POLLIN, 0}};
+        if (::poll(p, 2, 250) < 0 && errno != EINTR) break;
+        sink.finalize((mono_ns() - clock.start_ns) / ns_per_s - 1);  // a second of grace, as the rig gives
+        forward_rows(chan, sink, sent_below);
+        if (p[1].revents) running = false;
+        nlohmann::json m;
+        if (p[0].revents && chan.receive(m, 0) != json_channel::got::timeout) running = false;  // stop or closed
+      }
+      w->stop();
+      sink.finalize(INT64_MAX);
+      forward_rows(chan, sink, sent_below);
+      nlohmann::json results = nlohmann::json::array();
+      for (const auto& s : w->results()) results.push_back(s.to_wire());
+      chan.send({{"results", results}});
+      return 0;
+    } catch (const input_error& e) {
+      chan.send({{"error", e.what()}, {"input", true}});
+      return 2;
+    } catch (const std::exception& e) {
+      chan.send({{"error", e.what()}});
+      return 1;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "rig __workload: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace rig
