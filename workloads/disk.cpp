@@ -113,7 +113,15 @@ void disk_workload::run(worker_threads::worker& w) {
   thread_recorder& rec = *w.rec;
   unique_fd fd(::open(path_.c_str(), O_RDWR | O_CLOEXEC | (direct_ ? O_DIRECT : 0)));
   io_uring ring{};
-  if (!fd || io_uring_queue_init(unsigned(iodepth_ + 1), &ring, 0) != 0) {
+  // As fio sets its rings up: no IPI per completion, task work run when we reap.
+  io_uring_params params{};
+  params.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+  bool ring_ok = fd && io_uring_queue_init_params(unsigned(iodepth_ + 1), &ring, &params) == 0;
+  if (fd && !ring_ok) {
+    params = {};
+    ring_ok = io_uring_queue_init_params(unsigned(iodepth_ + 1), &ring, &params) == 0;
+  }
+  if (!ring_ok) {
     std::cerr << "rig: disk workload: cannot set up io_uring on " << path_ << ": " << strerror(errno) << "\n";
     rec.error(error_kind::connect, mono_ns());
     return;
@@ -218,8 +226,9 @@ void disk_workload::run(worker_threads::worker& w) {
       ++inflight;
       queued.push_back(i);
     }
-    // Submit what was queued and wait for a completion, the next intended submission, or
-    // 10 ms (to see stop and tick), in one system call.
+    // Submit what was queued without waiting (as fio does: a completion already there is
+    // reaped without a sleep), then, only when none is, wait for one, the next intended
+    // submission, or 10 ms (to see stop and tick).
     const int64_t sent = mono_ns();
     for (int i : queued) {
       slot& s = slots[size_t(i)];
@@ -231,8 +240,8 @@ void disk_workload::run(worker_threads::worker& w) {
     io_uring_cqe* cqe = nullptr;
     if (inflight > 0 || fsync_inflight) {
       __kernel_timespec ts{wait_ns / ns_per_s, wait_ns % ns_per_s};
-      if (wait_ns > 0) io_uring_submit_and_wait_timeout(&ring, &cqe, 1, &ts, nullptr);
-      else if (!queued.empty()) io_uring_submit(&ring);
+      if (!queued.empty()) io_uring_submit(&ring);
+      if (wait_ns > 0 && io_uring_peek_cqe(&ring, &cqe) != 0) io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
       while (io_uring_peek_cqe(&ring, &cqe) == 0) reap(cqe);
     } else if (wait_ns > 0) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(wait_ns));
