@@ -136,6 +136,14 @@ inline rig_result run_rig(const std::vector<std::string>& args, const std::strin
   return r;
 }
 
+// `rig run DIR/FILE --out DIR`, which must succeed: its report.
+inline nlohmann::json run_ok(const temp_dir& tmp, const std::string& file) {
+  const auto run = run_rig({"run", tmp.path + "/" + file, "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  return run.report();
+}
+
 // Runs rig, sends it `sig` half a second into phase `phase`, and collects what it wrote.
 inline rig_result interrupt_rig_in_phase(const std::vector<std::string>& args, const std::string& dir,
                                          const std::string& phase, int sig) {
@@ -222,6 +230,13 @@ inline void check_run_left_nothing(const host_network& before, const nlohmann::j
 inline long statfs_type(const std::string& path) {
   struct statfs fs {};
   return ::statfs(path.c_str(), &fs) == 0 ? long(fs.f_type) : 0;
+}
+
+// tmpfs has no block device to throttle and no direct I/O: says so, for a test to skip.
+inline bool on_tmpfs(const std::string& dir) {
+  if (statfs_type(dir) != 0x01021994) return false;
+  MESSAGE("skipped: " << dir << " is tmpfs, which has no block device to throttle");
+  return true;
 }
 
 // Network namespaces need root (CAP_SYS_ADMIN); tests that make them probe first.

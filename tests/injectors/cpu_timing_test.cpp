@@ -39,10 +39,7 @@ inject = ["slow"]
 name = "recovery"
 duration = "2s"
 )";
-  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
-  INFO(run.stdout_text() << run.err);
-  REQUIRE(run.code == 0);
-  const auto r = run.report();
+  const auto r = run_ok(tmp, "s.toml");
   const double ratio = throughput(r, 1) / throughput(r, 0);
   MESSAGE("work rate at scale 25%: " << ratio * 100 << "% of the baseline (" << throughput(r, 1) << " vs "
                                      << throughput(r, 0) << " req/s)");
@@ -104,10 +101,7 @@ inject = ["slow"]
 name = "recovery"
 duration = "2s"
 )";
-  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
-  INFO(run.stdout_text() << run.err);
-  REQUIRE(run.code == 0);
-  const auto r = run.report();
+  const auto r = run_ok(tmp, "s.toml");
   const auto& inj = r["phases"][1]["injections"][0];
   MESSAGE("cpu workload in the target's cgroup at scale 25%: " << ops_per_s(r, 1, "work") << " units/s of 2 ms (200/s "
           "asked), the cgroup used " << inj["measured"]["cpu_used_cpus"].get<double>() << " CPUs");
