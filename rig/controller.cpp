@@ -514,6 +514,10 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       const auto& ph = sc.phases[pi];
       phase_result pr;
       pr.name = ph.name;
+      // Before this phase's injectors (a cap may kill a workload's helper process), each
+      // workload hands in the phase that ended.
+      if (pi > 0)
+        for (auto& w : workloads) w->phase_over(int(pi) - 1);
       const int64_t applied_at = mono_ns();
       for (const auto& name : ph.inject) {
         injector* inj = injectors.at(name).get();

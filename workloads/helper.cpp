@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <iostream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -148,20 +150,23 @@ class helper_workload final : public workload {
     if (!child_.wait(stop_timeout_ms)) child_.stop();
     if (reader_.joinable()) reader_.join();
     std::lock_guard lk(mu_);
-    if (!results_)
+    if (!finished_)
       std::cerr << fmt::format(
-          "rig: workload {}: its helper process (pid {}) in the target's cgroup {} before handing in its figures "
-          "(an OOM kill there?); the phase it died in counts helper_died\n",
+          "rig: workload {}: its helper process (pid {}) in the target's cgroup {} before it stopped (an OOM kill "
+          "there?): the phases it finished are reported; the one it died in counts helper_died\n",
           name_, child_.pid(), child_.exit_description());
   }
 
-  // A helper that died (an OOM kill in the target's cgroup) handed in nothing: the phase it
-  // died in counts helper_died, so the report says why that phase and the later ones are empty.
+  // What the helper handed in: each phase as its threads left it, the rest when it stopped. A
+  // helper that died (an OOM kill in the target's cgroup) handed in its finished phases only;
+  // the phase it died in counts helper_died, so the report says why it is short.
   std::vector<phase_stats> results() const override {
     std::lock_guard lk(mu_);
-    if (results_) return *results_;
-    std::vector<phase_stats> r(size_t(std::max(died_in_phase_, -1) + 1));
-    if (!r.empty()) r.back().counts["helper_died"] = 1;
+    std::vector<phase_stats> r = got_;
+    if (!finished_ && died_in_phase_ >= 0) {
+      if (r.size() <= size_t(died_in_phase_)) r.resize(size_t(died_in_phase_) + 1);
+      r[size_t(died_in_phase_)].counts["helper_died"] = 1;
+    }
     return r;
   }
 
@@ -174,24 +179,53 @@ class helper_workload final : public workload {
 
   std::vector<std::string> cgroup_controllers() const override { return controllers_; }
 
+  void phase_over(int phase) override {
+    if (!chan_ || stopped_) return;
+    try {
+      chan_->send({{"hand_in", phase}});
+    } catch (const std::exception&) {
+      return;  // gone: the reader has seen it
+    }
+    std::unique_lock lk(mu_);
+    handed_cv_.wait_for(lk, std::chrono::seconds(1), [&] { return handed_through_ >= phase || closed_; });
+  }
+
  private:
   void read_loop(window_sink* sink) {
     try {
       for (nlohmann::json m; chan_->receive(m, -1) == json_channel::got::message;) {
         if (m.contains("row")) {
           sink->add_row(window_row::from_wire(m.at("row")));
-        } else if (m.contains("results")) {
-          std::vector<phase_stats> r;
-          for (const auto& p : m.at("results")) r.push_back(phase_stats::from_wire(p));
+        } else if (m.contains("handed_in")) {
           std::lock_guard lk(mu_);
-          results_ = std::move(r);
+          handed_through_ = m.at("handed_in").get<int>();
+          handed_cv_.notify_all();
+        } else if (m.contains("phase")) {
+          add(m.at("phase").get<size_t>(), phase_stats::from_wire(m.at("stats")));
+        } else if (m.contains("results")) {
+          const auto& rest = m.at("results");
+          for (size_t i = 0; i < rest.size(); ++i) add(i, phase_stats::from_wire(rest[i]));
+          std::lock_guard lk(mu_);
+          finished_ = true;
         }
       }
     } catch (const std::exception& e) {
       std::cerr << fmt::format("rig: workload {}: a bad message from its helper process: {}\n", name_, e.what());
     }
     std::lock_guard lk(mu_);
-    if (!results_) died_in_phase_ = clock_->phase.load();
+    if (!finished_) {
+      // Between phases, a helper dies of the next phase's injectors (a cap set below what it holds).
+      const int p = clock_->phase.load();
+      died_in_phase_ = p >= 0 ? p : handed_through_ + 1;
+    }
+    closed_ = true;
+    handed_cv_.notify_all();
+  }
+
+  void add(size_t phase, const phase_stats& s) {
+    std::lock_guard lk(mu_);
+    if (got_.size() <= phase) got_.resize(phase + 1);
+    got_[phase].merge(s);
   }
 
   const std::string kind_;
@@ -204,7 +238,11 @@ class helper_workload final : public workload {
   bool stopped_ = false;
   nlohmann::json describe_;
   mutable std::mutex mu_;
-  std::optional<std::vector<phase_stats>> results_;
+  std::vector<phase_stats> got_;
+  bool finished_ = false;  // the helper handed in all it had
+  bool closed_ = false;    // its channel closed
+  int handed_through_ = -1;
+  std::condition_variable handed_cv_;
   const run_clock* clock_ = nullptr;
   int died_in_phase_ = -1;
 };
@@ -216,6 +254,11 @@ void forward_rows(json_channel& chan, const window_sink& sink, int64_t& sent_bel
     chan.send({{"row", r.to_wire()}});
     sent_below = r.index + 1;
   }
+}
+
+// Sends the phases the workload's threads have left since the last call.
+void forward_phases(json_channel& chan, workload& w) {
+  for (const auto& [p, s] : w.take_finished_phases()) chan.send({{"phase", p}, {"stats", s.to_wire()}});
 }
 
 }  // namespace
@@ -264,6 +307,7 @@ int run_workload_helper() {
       workload_env env{cfg.at("name").get<std::string>(), "", 0, &clock, &sink};
       env.run_dir = cfg.at("run_dir").get<std::string>();
       env.seed = cfg.at("seed").get<uint64_t>();
+      env.hand_in_phases = true;
       w->start(env);
       chan.send({{"ready", true}, {"describe", w->describe()}});
       int64_t sent_below = 0;
@@ -272,14 +316,26 @@ int run_workload_helper() {
         if (::poll(p, 2, 250) < 0 && errno != EINTR) break;
         sink.finalize((mono_ns() - clock.start_ns) / ns_per_s - 1);  // a second of grace, as the rig gives
         forward_rows(chan, sink, sent_below);
+        forward_phases(chan, *w);
         if (p[1].revents) running = false;
-        nlohmann::json m;
-        if (p[0].revents && chan.receive(m, 0) != json_channel::got::timeout) running = false;  // stop or closed
+        for (nlohmann::json m; running && p[0].revents;) {
+          const auto got = chan.receive(m, 0);
+          if (got == json_channel::got::timeout) break;
+          if (got == json_channel::got::message && m.contains("hand_in")) {
+            // The threads see the phase's end at their next sample or tick (within 10 ms).
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            forward_phases(chan, *w);
+            chan.send({{"handed_in", m.at("hand_in")}});
+            continue;
+          }
+          running = false;  // stop, or the rig is gone
+        }
       }
       w->stop();
       sink.finalize(INT64_MAX);
       forward_rows(chan, sink, sent_below);
-      nlohmann::json results = nlohmann::json::array();
+      forward_phases(chan, *w);
+      nlohmann::json results = nlohmann::json::array();  // what no thread handed in
       for (const auto& s : w->results()) results.push_back(s.to_wire());
       chan.send({{"results", results}});
       return 0;

@@ -76,6 +76,7 @@ void memory_workload::run(worker_threads::worker& w) {
           const int64_t wait = held.front().release_at - mono_ns();
           if (wait > 0) {
             std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(wait, 10 * ns_per_ms)));
+            w.rec->tick(mono_ns());  // a second or a phase may end while this allocation waits
             continue;
           }
           release_oldest();

@@ -98,6 +98,7 @@ thread_recorder::thread_recorder(const run_clock& clock, window_sink& sink, std:
 
 phase_stats* thread_recorder::current_phase() {
   const int p = clock_.phase.load(std::memory_order_relaxed);
+  if (hand_in_ && p != seen_phase_) [[unlikely]] hand_in_left_phase(p);
   if (p < 0) return nullptr;
   if (size_t(p) >= phases_.size()) phases_.resize(size_t(p) + 1);
   if (!phases_[size_t(p)]) phases_[size_t(p)] = std::make_unique<phase_stats>();
@@ -149,7 +150,23 @@ void thread_recorder::count(const char* what, uint64_t n) {
   if (phase_stats* p = current_phase()) p->counts[what] += n;
 }
 
+void thread_recorder::hand_in_left_phase(int now_phase) {
+  const int left = std::exchange(seen_phase_, now_phase);
+  if (left < 0 || size_t(left) >= phases_.size() || !phases_[size_t(left)]) return;
+  std::lock_guard lk(handed_mu_);
+  handed_.emplace_back(left, std::move(phases_[size_t(left)]));
+}
+
+std::vector<std::pair<int, std::unique_ptr<phase_stats>>> thread_recorder::take_handed_in() {
+  std::lock_guard lk(handed_mu_);
+  return std::exchange(handed_, {});
+}
+
 void thread_recorder::tick(int64_t now_ns) {
+  if (hand_in_) {
+    const int p = clock_.phase.load(std::memory_order_relaxed);
+    if (p != seen_phase_) hand_in_left_phase(p);
+  }
   if (window_ && (now_ns - clock_.start_ns) / ns_per_s != window_->index) sink_.submit(workload_, std::move(window_));
 }
 

@@ -142,9 +142,16 @@ class thread_recorder {
   const std::vector<std::unique_ptr<phase_stats>>& phases() const { return phases_; }
   uint64_t between_phases() const { return between_phases_; }
 
+  // Hand-in mode (a helper process, which may be killed before it stops): once the thread sees
+  // the clock leave a phase (on its next sample or tick), it moves that phase's figures out of
+  // phases() to be taken, from any thread, with take_handed_in(). Set before the thread starts.
+  void hand_in_phases() { hand_in_ = true; }
+  std::vector<std::pair<int, std::unique_ptr<phase_stats>>> take_handed_in();
+
  private:
   phase_stats* current_phase();
   void roll(int64_t now_ns);
+  void hand_in_left_phase(int now_phase);
 
   const run_clock& clock_;
   window_sink& sink_;
@@ -152,6 +159,10 @@ class thread_recorder {
   std::vector<std::unique_ptr<phase_stats>> phases_;
   std::unique_ptr<window_sink::window> window_;
   uint64_t between_phases_ = 0;
+  bool hand_in_ = false;
+  int seen_phase_ = -1;
+  std::mutex handed_mu_;
+  std::vector<std::pair<int, std::unique_ptr<phase_stats>>> handed_;
 };
 
 // Per phase index, merged over the recorders of a workload's threads.

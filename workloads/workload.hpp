@@ -36,6 +36,7 @@ struct workload_env {
   std::vector<std::string> target_cgroup_procs;  // the cgroup.procs files the helper joins
   int clock_fd = -1;                              // the memfd that holds the run clock's cell
   std::string rig_exe;                            // the binary that serves `rig __workload`
+  bool hand_in_phases = false;  // in the helper: each thread hands in a phase once past it
 };
 
 // Runs from start() to stop() across all phases; the run clock says which phase each
@@ -52,6 +53,12 @@ class workload {
   // Optional ability: the rig's own sockets take a socket policy.
   virtual socket_tunable* sockets() { return nullptr; }
   virtual nlohmann::json describe() const = 0;
+  // With env.hand_in_phases: the figures of phases the threads have left since the last call,
+  // per thread (a phase may come in pieces), no longer in results(). Safe while running.
+  virtual std::vector<std::pair<int, phase_stats>> take_finished_phases() { return {}; }
+  // Between phases, before the next phase's injectors: a workload in a helper process hands in
+  // the phase that ended, so a cap that kills the helper cannot take that phase with it.
+  virtual void phase_over(int /*phase*/) {}
   // A workload that runs inside the target's cgroup: the controllers that cgroup needs.
   virtual std::vector<std::string> cgroup_controllers() const { return {}; }
 };

@@ -130,3 +130,29 @@ TEST_CASE("cgroup v2 on the Debian kernel under qemu: cpu.max and memory.max rea
   // no "max" event: limit hits are reported, not required.
   MESSAGE("memory.events max (limit hits) in the capped phase: " << mem["measured"]["limit_hits"]);
 }
+
+TEST_CASE("cgroup v2 under qemu: a memory workload in the target's cgroup is charged there, and the OOM killer takes the helper under memory.max") {
+  if (const auto why = vm_missing(); !why.empty()) {
+    MESSAGE("skipped: " << why << " (scripts/install-deps.sh --kernel-tests installs what the VM needs)");
+    return;
+  }
+  const auto r = run_in_vm(RIG_SOURCE_DIR "/tests/kernel/cgroup-v2-helper.toml");
+  INFO("report: " << r.dump());
+  CHECK(r["status"] == "ok");  // the scenario expects the OOM kill; the target lives
+  CHECK(r["host"]["cgroup"] == "v2");
+  REQUIRE(r["phases"].size() == 2);
+  const auto& held = r["phases"][0];
+  const auto& capped = r["phases"][1];
+  const double used = held["resources"]["cgroup"]["memory_used_max_bytes"].get<double>();
+  MESSAGE(fmt::format("cgroup v2 in the VM: after 1 s at 16 MiB/s the target's cgroup held {:.1f} MiB; under "
+                      "memory.max 32 MiB: {} OOM kill(s), the helper's phase counts {}",
+                      used / 1048576, capped["resources"]["cgroup"]["oom_kills"].get<int>(),
+                      capped["workloads"]["mem"]["counts"].dump()));
+  CHECK(used >= 12.0 * 1048576);
+  CHECK(held["workloads"]["mem"]["ops"].get<int>() >= 3);  // handed in before the helper died
+  CHECK(capped["injections"][0]["verified"] == true);
+  CHECK(capped["resources"]["cgroup"]["oom_kills"] == 1);
+  REQUIRE(capped["workloads"]["mem"]["counts"].is_object());
+  CHECK(capped["workloads"]["mem"]["counts"]["helper_died"] == 1);
+  for (const auto& e : r["events"]) CHECK(e["kind"] != "target_exit");
+}

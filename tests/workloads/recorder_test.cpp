@@ -63,3 +63,27 @@ TEST_CASE("one-second windows merge across threads and summarize once") {
   sink.finalize(INT64_MAX);
   CHECK(sink.rows().size() == 2);
 }
+
+TEST_CASE("hand-in mode: a phase the thread has left moves out once, whole, to be taken from another thread") {
+  run_clock clock;
+  clock.start_ns = 0;
+  window_sink sink;
+  thread_recorder rec(clock, sink, "mem");
+  rec.hand_in_phases();
+  clock.phase = 0;
+  rec.record(0, 0, 100'000);
+  rec.record(0, 0, 200'000);
+  CHECK(rec.take_handed_in().empty());  // phase 0 still running
+  clock.phase = -1;
+  rec.tick(300'000);  // no sample: the tick notices the phase has ended
+  auto got = rec.take_handed_in();
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].first == 0);
+  CHECK(got[0].second->ops == 2);
+  CHECK(rec.phases()[0] == nullptr);  // not in results() any more: nothing is counted twice
+  clock.phase = 1;
+  rec.record(0, 0, 400'000);
+  CHECK(rec.take_handed_in().empty());  // between phases nothing was recorded: nothing to hand in
+  REQUIRE(rec.phases().size() == 2);
+  CHECK(rec.phases()[1]->ops == 1);  // the running phase stays until the thread leaves it
+}
