@@ -142,6 +142,10 @@ class helper_workload final : public workload {
   void stop() noexcept override {
     if (!chan_ || stopped_) return;
     stopped_ = true;
+    if (!reader_.joinable()) {  // it never started: start() has said why
+      child_.stop();
+      return;
+    }
     try {
       chan_->send({{"stop", true}});
     } catch (const std::exception&) {

@@ -504,3 +504,26 @@ inject = ["cap"]
   check_helper_gone(c, "mem");
   check_cgroup_gone(c);
 }
+
+TEST_CASE("in_target_cgroup: a helper that cannot start says why, naming the workload, and the run stops cleanly") {
+  if (!can_cap({"io"})) return;
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/small.dat") << "x";
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "helper-fails"
+[target]
+kind = "builtin"
+[workloads.io]
+kind = "disk"
+path = ")" << tmp.path << R"(/small.dat"
+in_target_cgroup = true
+[[phases]]
+name = "p"
+duration = "1s"
+)";
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code != 0);
+  CHECK(run.err.find("workload io: disk workload:") != std::string::npos);
+  CHECK(run.err.find("fewer than file_size") != std::string::npos);
+  CHECK(run.err.find("before it stopped") == std::string::npos);  // not mistaken for a death mid-run
+}
