@@ -114,7 +114,7 @@ child_process child_process::spawn(const spawn_options& opts) {
   c.pid_ = pid;
   if (out_pipe[1] >= 0) {
     ::close(out_pipe[1]);
-    c.out_.reset(out_pipe[0]);
+    c.out_ = line_reader(unique_fd(out_pipe[0]));
   }
   if (err_fd >= 0) ::close(err_fd);
   return c;
@@ -129,34 +129,14 @@ child_process& child_process::operator=(child_process&& o) noexcept {
     reaped_ = std::exchange(o.reaped_, false);
     status_ = o.status_;
     out_ = std::move(o.out_);
-    buffered_ = std::move(o.buffered_);
   }
   return *this;
 }
 
 std::optional<std::string> child_process::read_line(int timeout_ms) {
-  const int64_t deadline = mono_ns() + int64_t(timeout_ms) * ns_per_ms;
-  for (;;) {
-    if (auto nl = buffered_.find('\n'); nl != std::string::npos) {
-      std::string line = buffered_.substr(0, nl);
-      buffered_.erase(0, nl + 1);
-      return line;
-    }
-    if (!out_) return std::nullopt;
-    const int64_t left_ms = (deadline - mono_ns()) / ns_per_ms;
-    if (left_ms <= 0) return std::nullopt;
-    pollfd p{out_.get(), POLLIN, 0};
-    const int r = ::poll(&p, 1, int(std::min<int64_t>(left_ms, INT_MAX)));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return std::nullopt;
-    char buf[512];
-    const ssize_t n = ::read(out_.get(), buf, sizeof buf);
-    if (n <= 0) {
-      out_.reset();
-      return std::nullopt;
-    }
-    buffered_.append(buf, size_t(n));
-  }
+  std::string line;
+  if (out_.read_line(line, timeout_ms) != line_reader::got::line) return std::nullopt;
+  return line;
 }
 
 bool child_process::running() {

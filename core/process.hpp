@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/fd.hpp"
+#include "core/line_reader.hpp"
 
 namespace rig {
 
@@ -50,8 +51,7 @@ class child_process {
   pid_t pid_ = -1;
   bool reaped_ = false;
   int status_ = 0;
-  unique_fd out_;
-  std::string buffered_;
+  line_reader out_;
 };
 
 // The last `lines` lines of a file (a child's log), for error messages.

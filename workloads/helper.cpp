@@ -21,6 +21,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/fd.hpp"
+#include "core/line_reader.hpp"
 #include "core/process.hpp"
 
 namespace rig {
@@ -31,56 +32,37 @@ constexpr int channel_fd = 3, clock_fd_number = 4;
 constexpr int64_t ready_timeout_ms = 120'000;  // the disk workload fills its file before it is ready
 constexpr int stop_timeout_ms = 30'000;
 
-// JSON messages, one per line, over a stream socket.
+// JSON messages, one per line, over a stream socket. Sending has an fd of its own, so the
+// reader closing its fd at end of stream never races a send from another thread.
 class json_channel {
  public:
-  explicit json_channel(unique_fd fd) : fd_(std::move(fd)) {}
-  int fd() const { return fd_.get(); }
+  explicit json_channel(unique_fd fd) : out_(::fcntl(fd.get(), F_DUPFD_CLOEXEC, 0)), in_(std::move(fd)) {
+    throw_system_error_on(!out_, "dup of the workload helper's channel");
+  }
+  int fd() const { return in_.fd(); }
 
   void send(const nlohmann::json& j) {
     const std::string line = j.dump() + "\n";
     for (size_t off = 0; off < line.size();) {
-      const ssize_t n = ::send(fd_.get(), line.data() + off, line.size() - off, MSG_NOSIGNAL);
+      const ssize_t n = ::send(out_.get(), line.data() + off, line.size() - off, MSG_NOSIGNAL);
       if (n < 0 && errno == EINTR) continue;
       throw_system_error_on(n < 0, "sending to the workload helper's channel");
       off += size_t(n);
     }
   }
 
-  enum class got { message, timeout, closed };
-  // The next message within timeout_ms (-1: no limit).
+  using got = line_reader::got;
+  // The next message within timeout_ms (-1: no limit, 0: only one already there).
   got receive(nlohmann::json& out, int timeout_ms) {
-    const int64_t deadline = timeout_ms < 0 ? INT64_MAX : mono_ns() + int64_t(timeout_ms) * ns_per_ms;
-    for (;;) {
-      if (const size_t nl = buf_.find('\n'); nl != std::string::npos) {
-        out = nlohmann::json::parse(buf_.substr(0, nl));
-        buf_.erase(0, nl + 1);
-        return got::message;
-      }
-      int wait_ms = -1;
-      if (timeout_ms >= 0) {
-        const int64_t left = deadline - mono_ns();
-        wait_ms = left > 0 ? int(std::min<int64_t>(left / ns_per_ms + 1, INT32_MAX)) : 0;
-      }
-      pollfd p{fd_.get(), POLLIN, 0};
-      const int r = ::poll(&p, 1, wait_ms);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) return got::closed;
-      if (r == 0) {
-        if (mono_ns() >= deadline) return got::timeout;
-        continue;
-      }
-      char chunk[65536];
-      const ssize_t n = ::recv(fd_.get(), chunk, sizeof chunk, 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return got::closed;
-      buf_.append(chunk, size_t(n));
-    }
+    std::string line;
+    const got g = in_.read_line(line, timeout_ms);
+    if (g == got::line) out = nlohmann::json::parse(line);
+    return g;
   }
 
  private:
-  unique_fd fd_;
-  std::string buf_;
+  unique_fd out_;
+  line_reader in_;
 };
 
 class helper_workload final : public workload {
@@ -115,11 +97,11 @@ class helper_workload final : public workload {
     const int64_t deadline = mono_ns() + ready_timeout_ms * ns_per_ms;
     for (nlohmann::json m;;) {
       const auto r = chan_->receive(m, 1000);
-      if (r == json_channel::got::message && m.contains("ready")) {
+      if (r == json_channel::got::line && m.contains("ready")) {
         describe_ = m.at("describe");
         break;
       }
-      if (r == json_channel::got::message && m.contains("error")) {
+      if (r == json_channel::got::line && m.contains("error")) {
         child_.wait(2000);
         const std::string what = fmt::format("workload {}: {}", name_, m.at("error").get<std::string>());
         if (m.value("input", false)) throw input_error(what);
@@ -197,7 +179,7 @@ class helper_workload final : public workload {
  private:
   void read_loop(window_sink* sink) {
     try {
-      for (nlohmann::json m; chan_->receive(m, -1) == json_channel::got::message;) {
+      for (nlohmann::json m; chan_->receive(m, -1) == json_channel::got::line;) {
         if (m.contains("row")) {
           sink->add_row(window_row::from_wire(m.at("row")));
         } else if (m.contains("handed_in")) {
@@ -296,7 +278,7 @@ int run_workload_helper() {
   try {
     shared_clock_cell cell = shared_clock_cell::attach(clock_fd_number);
     nlohmann::json cfg;
-    if (chan.receive(cfg, 10'000) != json_channel::got::message) return 2;
+    if (chan.receive(cfg, 10'000) != json_channel::got::line) return 2;
     try {
       const std::string kind_name = cfg.at("kind").get<std::string>();
       const workload_kind* kind = find_workload_kind(kind_name);
@@ -325,7 +307,7 @@ int run_workload_helper() {
         for (nlohmann::json m; running && p[0].revents;) {
           const auto got = chan.receive(m, 0);
           if (got == json_channel::got::timeout) break;
-          if (got == json_channel::got::message && m.contains("hand_in")) {
+          if (got == json_channel::got::line && m.contains("hand_in")) {
             // The threads see the phase's end at their next sample or tick (within 10 ms).
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
             forward_phases(chan, *w);
