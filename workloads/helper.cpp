@@ -158,7 +158,6 @@ class helper_workload final : public workload {
 
   nlohmann::json describe() const override {
     nlohmann::json d = describe_;
-    d["params"] = opts_.to_json();  // as written: the helper's copy says in_target_cgroup = false
     d["runs_in"] = {{"where", "a helper process in the target's cgroup"}, {"pid", child_.pid()}};
     return d;
   }
@@ -282,14 +281,13 @@ int run_workload_helper() {
     try {
       const std::string kind_name = cfg.at("kind").get<std::string>();
       const workload_kind* kind = find_workload_kind(kind_name);
-      if (!kind) throw std::runtime_error("no workload kind '" + kind_name + "'");
-      option_values v = option_values::from_wire(cfg.at("options"));
-      v.set("in_target_cgroup", false, "false", v.where("in_target_cgroup"), false);  // here is its place
+      if (!kind || !kind->make_here) throw std::runtime_error("workload kind '" + kind_name + "' cannot run here");
+      const option_values v = option_values::from_wire(cfg.at("options"));
       run_clock clock(cell.cell());
       clock.start_ns = cfg.at("start_ns").get<int64_t>();
       clock.phase_ns = cfg.at("phase_ns").get<std::vector<int64_t>>();
       window_sink sink;
-      std::unique_ptr<workload> w = kind->make(v);
+      std::unique_ptr<workload> w = kind->make_here(v);
       workload_env env{cfg.at("name").get<std::string>(), "", 0, &clock, &sink};
       env.run_dir = cfg.at("run_dir").get<std::string>();
       env.seed = cfg.at("seed").get<uint64_t>();

@@ -25,12 +25,17 @@ option_table with_cgroup_option(option_table t);
 std::unique_ptr<workload> make_helper_workload(std::string kind, const option_values& v,
                                                std::vector<std::string> controllers);
 
+template <typename W>
+std::unique_ptr<workload> make_here(const option_values& v) {
+  return std::make_unique<W>(v);
+}
+
 // The workload itself, or with in_target_cgroup = true its stand-in.
 template <typename W>
 std::unique_ptr<workload> here_or_in_target_cgroup(std::string_view kind, const option_values& v,
                                                    std::vector<std::string> controllers) {
   if (v.boolean("in_target_cgroup")) return make_helper_workload(std::string(kind), v, std::move(controllers));
-  return std::make_unique<W>(v);
+  return make_here<W>(v);
 }
 
 // The helper's side (`rig __workload`): the channel to the rig on fd 3, the run clock's memfd

@@ -69,6 +69,9 @@ struct workload_kind {
   const option_table& (*options)();
   std::unique_ptr<workload> (*make)(const option_values&);
   void (*check)(const option_values&, const bind_context&, diagnostics&) = nullptr;
+  // Kinds that can run in the target's cgroup (in_target_cgroup): the workload itself, which
+  // the helper process runs; `make` then returns the stand-in when asked.
+  std::unique_ptr<workload> (*make_here)(const option_values&) = nullptr;
 };
 
 const std::vector<workload_kind>& workload_kinds();
