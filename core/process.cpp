@@ -44,10 +44,10 @@ child_process child_process::spawn(const spawn_options& opts) {
   for (auto& e : env_strings) envp.push_back(e.data());
   envp.push_back(nullptr);
 
+  if (opts.inherit_fds.size() > max_inherited_fds) throw std::invalid_argument("spawn: inherit_fds takes up to 16 fds");
   int inherit_above = 3;  // above every inherited fd's number in the child
   for (const auto& [from, to] : opts.inherit_fds) {
-    if (opts.inherit_fds.size() > max_inherited_fds || to < 3)
-      throw std::invalid_argument("spawn: inherit_fds takes up to 16 fds, each to a number of 3 or more");
+    if (to < 3) throw std::invalid_argument("spawn: an inherited fd goes to a number of 3 or more");
     inherit_above = std::max(inherit_above, to + 1);
   }
   int out_pipe[2] = {-1, -1};

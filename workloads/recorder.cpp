@@ -98,7 +98,7 @@ thread_recorder::thread_recorder(const run_clock& clock, window_sink& sink, std:
 
 phase_stats* thread_recorder::current_phase() {
   const int p = clock_.phase.load(std::memory_order_relaxed);
-  if (hand_in_ && p != seen_phase_) [[unlikely]] hand_in_left_phase(p);
+  notice_phase(p);
   if (p < 0) return nullptr;
   if (size_t(p) >= phases_.size()) phases_.resize(size_t(p) + 1);
   if (!phases_[size_t(p)]) phases_[size_t(p)] = std::make_unique<phase_stats>();
@@ -163,10 +163,7 @@ std::vector<std::pair<int, std::unique_ptr<phase_stats>>> thread_recorder::take_
 }
 
 void thread_recorder::tick(int64_t now_ns) {
-  if (hand_in_) {
-    const int p = clock_.phase.load(std::memory_order_relaxed);
-    if (p != seen_phase_) hand_in_left_phase(p);
-  }
+  if (hand_in_) notice_phase(clock_.phase.load(std::memory_order_relaxed));
   if (window_ && (now_ns - clock_.start_ns) / ns_per_s != window_->index) sink_.submit(workload_, std::move(window_));
 }
 

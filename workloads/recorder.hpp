@@ -151,6 +151,10 @@ class thread_recorder {
  private:
   phase_stats* current_phase();
   void roll(int64_t now_ns);
+  // Hand-in mode: the running phase is now `p`; the one the thread was in is handed in.
+  void notice_phase(int p) {
+    if (hand_in_ && p != seen_phase_) [[unlikely]] hand_in_left_phase(p);
+  }
   void hand_in_left_phase(int now_phase);
 
   const run_clock& clock_;
