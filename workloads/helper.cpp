@@ -232,10 +232,9 @@ class helper_workload final : public workload {
   int died_in_phase_ = -1;
 };
 
-// Sends the rows finalized since the last call.
-void forward_rows(json_channel& chan, const window_sink& sink, int64_t& sent_below) {
-  for (const auto& r : sink.rows()) {
-    if (r.index < sent_below) continue;
+// Sends the rows finalized since the last call (without copying the run's earlier rows again).
+void forward_rows(json_channel& chan, const window_sink& sink, const std::string& workload, int64_t& sent_below) {
+  for (const auto& r : sink.rows_from(workload, sent_below)) {
     chan.send({{"row", r.to_wire()}});
     sent_below = r.index + 1;
   }
@@ -299,7 +298,7 @@ int run_workload_helper() {
         pollfd p[2] = {{chan.fd(), POLLIN, 0}, {sig.get(), POLLIN, 0}};
         if (::poll(p, 2, 250) < 0 && errno != EINTR) break;
         sink.finalize((mono_ns() - clock.start_ns) / ns_per_s - 1);  // a second of grace, as the rig gives
-        forward_rows(chan, sink, sent_below);
+        forward_rows(chan, sink, env.name, sent_below);
         forward_phases(chan, *w);
         if (p[1].revents) running = false;
         for (nlohmann::json m; running && p[0].revents;) {
@@ -317,7 +316,7 @@ int run_workload_helper() {
       }
       w->stop();
       sink.finalize(INT64_MAX);
-      forward_rows(chan, sink, sent_below);
+      forward_rows(chan, sink, env.name, sent_below);
       forward_phases(chan, *w);
       nlohmann::json results = nlohmann::json::array();  // what no thread handed in
       for (const auto& s : w->results()) results.push_back(s.to_wire());

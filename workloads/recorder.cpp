@@ -84,6 +84,14 @@ std::vector<window_row> window_sink::rows() const {
   return out;
 }
 
+std::vector<window_row> window_sink::rows_from(const std::string& workload, int64_t index) const {
+  std::lock_guard lk(mu_);
+  std::vector<window_row> out;
+  for (auto it = done_.lower_bound({workload, index}); it != done_.end() && it->first.first == workload; ++it)
+    out.push_back(it->second);
+  return out;
+}
+
 std::vector<window_row> window_sink::latest() const {
   std::lock_guard lk(mu_);
   std::map<std::string, window_row> last;

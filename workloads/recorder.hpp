@@ -116,6 +116,8 @@ class window_sink {
   // Summarizes windows with index < before (all when before is INT64_MAX).
   void finalize(int64_t before);
   std::vector<window_row> rows() const;
+  // One workload's finalized rows from second `index` on.
+  std::vector<window_row> rows_from(const std::string& workload, int64_t index) const;
   // A row summarized elsewhere (a helper process's own sink), taken as it is.
   void add_row(const window_row& r);
   // The latest finalized row per workload, for progress lines.

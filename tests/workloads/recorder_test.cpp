@@ -62,6 +62,13 @@ TEST_CASE("one-second windows merge across threads and summarize once") {
   a.flush();
   sink.finalize(INT64_MAX);
   CHECK(sink.rows().size() == 2);
+  // From a second on, one workload's only (the helper process forwards rows this way).
+  const auto later = sink.rows_from("rr", 1);
+  REQUIRE(later.size() == 1);
+  CHECK(later[0].index == 1);
+  CHECK(later[0].ops == 1);
+  CHECK(sink.rows_from("rr", 0).size() == 2);
+  CHECK(sink.rows_from("other", 0).empty());
 }
 
 TEST_CASE("hand-in mode: a phase the thread has left moves out once, whole, to be taken from another thread") {
