@@ -15,6 +15,7 @@ namespace rig {
 
 class cgroup;
 class cgroup_layout;
+class failpoint_channel;
 class preload_shim;
 class toxic_proxy;
 class veth_network;
@@ -40,6 +41,8 @@ struct run_context {
   std::string run_dir;                     // where the run writes (the built-in target's WAL lives here)
   preload_shim* shim = nullptr;            // the LD_PRELOAD shim in the target, when an injector needs it
   std::string shim_missing;                // else why the target cannot take it
+  failpoint_channel* failpoints = nullptr;  // rig's failpoint channel, when an injector arms failpoints
+  std::string failpoints_missing;           // else why the target cannot have one
 };
 
 struct probe_result {
@@ -71,6 +74,9 @@ class injector {
   // True when the injector reaches into the target through the LD_PRELOAD shim itself
   // (file faults), whatever way its sockets are reached.
   virtual bool needs_preload() const { return false; }
+  // True when the injector arms failpoints in the target, so it must start with rig's
+  // failpoint channel in its environment.
+  virtual bool needs_failpoints() const { return false; }
   // True when the injector acts on the veth between the rig's network namespace and the
   // target's, so the run must put the target and the workloads there.
   virtual bool needs_namespaces() const { return false; }

@@ -1,3 +1,4 @@
+#include "injectors/failpoint_injector.hpp"
 #include "injectors/file_faults.hpp"
 #include "injectors/injector.hpp"
 #include "injectors/proxy.hpp"
@@ -44,6 +45,14 @@ const std::vector<injector_kind>& injector_kinds() {
        &check_file_faults, &probe_file_faults_host},
       {"pause", "the target stopped (SIGSTOP) for pause_for every period, then continued", &pause_options,
        [](const std::string&, const option_values& v) { return make_pause(v); }, &check_pause},
+      {"threads", "dropped worker threads: a failpoint at the target's worker entry throws, so a worker that does "
+                  "not catch it dies (built-in target: catch_exceptions = false)",
+       &threads_options, [](const std::string&, const option_values& v) { return make_failpoint(v); },
+       &check_failpoint},
+      {"failpoint", "any failpoint in a target that links rig's failpoint library: throw, return an error, stall "
+                    "or abort at a named point",
+       &failpoint_options, [](const std::string&, const option_values& v) { return make_failpoint(v); },
+       &check_failpoint},
       {"kill", "a signal (SIGKILL by default) to the target at a set time into the phase", &kill_options,
        [](const std::string&, const option_values& v) { return make_kill(v); }},
   };

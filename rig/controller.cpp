@@ -24,6 +24,7 @@
 #include "injectors/preload/shim_control.h"
 #include "injectors/proxy.hpp"
 #include "injectors/shim.hpp"
+#include "core/failpoint_channel.hpp"
 #include "reports/report.hpp"
 #include "targets/target.hpp"
 #include "workloads/load_model.hpp"
@@ -115,7 +116,10 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
   };
   json target = proc_summary([](const resource_sample& s) -> const std::optional<proc_sample>& { return s.target; });
   // The built-in target's own counters: gauges as min/max, totals as the phase's delta.
-  std::map<std::string, std::pair<int64_t, int64_t>> gauge;  // min, max
+  struct gauge_range {
+    int64_t min, max, start, end;
+  };
+  std::map<std::string, gauge_range> gauge;
   std::map<std::string, std::pair<int64_t, int64_t>> total;  // first, last
   static const std::set<std::string> totals = {"rejected", "requests", "exceptions_caught", "workers_died",
                                                 "protocol_errors"};
@@ -125,16 +129,19 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
         auto [it, fresh] = total.try_emplace(k, v, v);
         it->second.second = v;
       } else {
-        auto [it, fresh] = gauge.try_emplace(k, v, v);
-        it->second.first = std::min(it->second.first, v);
-        it->second.second = std::max(it->second.second, v);
+        auto [it, fresh] = gauge.try_emplace(k, gauge_range{v, v, v, v});
+        it->second.min = std::min(it->second.min, v);
+        it->second.max = std::max(it->second.max, v);
+        it->second.end = v;
       }
     }
   if (!gauge.empty() || !total.empty()) {
     if (target.is_null()) target = json::object();
-    for (const auto& [k, mm] : gauge) {
-      target[k + "_min"] = mm.first;
-      target[k + "_max"] = mm.second;
+    for (const auto& [k, g] : gauge) {
+      target[k + "_min"] = g.min;
+      target[k + "_max"] = g.max;
+      target[k + "_start"] = g.start;  // the first and last samples of the phase: which way it went
+      target[k + "_end"] = g.end;
     }
     for (const auto& [k, fl] : total) target[k] = fl.second - fl.first;
   }
@@ -320,8 +327,9 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     ctx.workloads.push_back({"workload " + sc.workloads[i].name, workloads[i]->sockets(), "the rig's own sockets (workload " + sc.workloads[i].name + ")"});
   // The way into the target's sockets: its control channel, or the preload shim for a
   // program rig starts (loaded only when an injector needs it).
-  bool want_target_sockets = false, want_namespaces = false, want_preload = false;
+  bool want_target_sockets = false, want_namespaces = false, want_preload = false, want_failpoints = false;
   for (const auto& [name, inj] : injectors) {
+    want_failpoints = want_failpoints || inj->needs_failpoints();
     want_target_sockets = want_target_sockets || inj->needs_target_sockets();
     want_namespaces = want_namespaces || inj->needs_namespaces();
     want_preload = want_preload || inj->needs_preload();
@@ -367,6 +375,13 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     ctx.target_sockets = {"target", shim.get(), "the LD_PRELOAD shim in the target"};
   else
     ctx.target_sockets_missing = ctx.shim_missing;
+  // Failpoints: rig listens, and each process of the target that links the library connects.
+  std::unique_ptr<failpoint_channel> failpoints;
+  if (want_failpoints && sc.target.kind != "endpoint") {
+    failpoints = std::make_unique<failpoint_channel>();
+    tenv.env.push_back(failpoints->environment());
+    ctx.failpoints = failpoints.get();
+  }
   bool probes_ok = true;
   for (const auto& [name, inj] : injectors) {
     const auto pr = inj->probe(ctx);

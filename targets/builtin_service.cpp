@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/wire.hpp"
 #include "core/http_read.hpp"
+#include "rig_failpoint.hpp"
 
 namespace rig {
 
@@ -44,12 +45,28 @@ const option_table& builtin_options() {
        .help = "the reply is written in this many send() calls (2 lets Nagle + delayed ACK bite)",
        .min = 1, .max = 64},
       {.name = "catch_exceptions", .type = opt_type::boolean, .default_text = "true",
-       .help = "a worker catches an exception and survives; false: the worker thread dies"},
+       .help = "a worker catches an exception and survives; false: the worker thread dies, its request unanswered "
+               "(failpoints: worker.handle, queue.push, reply.write, wal.fsync)"},
+      {.name = "on_error", .type = opt_type::string, .default_text = "\"close\"",
+       .help = "what a worker that caught an exception does with its request: close the connection, leave it "
+               "unanswered (silent: the client waits), or reply with an error (tcp: status error; http: 500)",
+       .allowed = {"close", "silent", "reply"}},
+      {.name = "reply_growth", .type = opt_type::size, .default_text = "\"0B\"",
+       .help = "each reply grows by this per request served before it, as a reply that serializes a growing "
+               "data set does",
+       .min = 0, .max = 1048576},
+      {.name = "reply_limit", .type = opt_type::size, .default_text = "\"0B\"",
+       .help = "a reply larger than this fails inside the worker (as an out-of-memory error would); 0: no limit",
+       .min = 0, .max = 1024.0 * 1048576},
       {.name = "retain_per_request", .type = opt_type::size, .default_text = "\"0B\"",
        .help = "bytes kept forever per request (memory accumulation)", .min = 0, .max = 64.0 * 1048576},
       {.name = "work", .type = opt_type::duration, .default_text = "\"0us\"",
        .help = "CPU work per request: a loop calibrated at start to take this long at full speed, so a "
                "slower or throttled CPU stretches it",
+       .min = 0, .max = 10e9},
+      {.name = "io_wait", .type = opt_type::duration, .default_text = "\"0us\"",
+       .help = "time each request waits off the CPU (a call to a downstream service), so workers, not CPUs, bound "
+               "the rate: workers / io_wait requests per second",
        .min = 0, .max = 10e9},
       {.name = "wal", .type = opt_type::boolean, .default_text = "false",
        .help = "append and fsync a log record per request (disk latency becomes request latency)"},
@@ -75,8 +92,15 @@ builtin_config builtin_config::from(const option_values& v) {
   c.queue_capacity = int(v.integer("queue_capacity"));
   c.reply_writes = int(v.integer("reply_writes"));
   c.catch_exceptions = v.boolean("catch_exceptions");
+  const auto on_error = v.str("on_error");
+  c.on_error = on_error == "silent"  ? error_policy::silent
+               : on_error == "reply" ? error_policy::reply
+                                     : error_policy::close;
+  c.reply_growth = v.bytes("reply_growth");
+  c.reply_limit = v.bytes("reply_limit");
   c.retain_per_request = v.bytes("retain_per_request");
   c.work_ns = v.duration_ns("work");
+  c.io_wait_ns = v.duration_ns("io_wait");
   c.wal = v.boolean("wal");
   c.wal_direct = v.boolean("wal_direct");
   if (v.has("wal_path")) c.wal_path = v.str("wal_path");
@@ -278,6 +302,11 @@ awaitable<void> builtin_service::serve_http(std::shared_ptr<connection> c) {
 }
 
 bool builtin_service::try_push(job j) {
+  try {
+    if (RIG_FAILPOINT("queue.push")) return false;  // error (or throw): refused as if the queue were full
+  } catch (const failpoint_error&) {
+    return false;
+  }
   {
     std::lock_guard lk(queue_mu_);
     if (queue_closed_ || int(queue_.size()) >= cfg_.queue_capacity) return false;
@@ -308,8 +337,7 @@ void builtin_service::worker_main() {
         } catch (const std::exception& e) {
           ++exceptions_caught_;
           std::cerr << "rig target: worker caught: " << e.what() << "\n";
-          j.conn->failed = true;
-          asio::post(j.conn->sock.get_executor(), [c = j.conn] { c->done.cancel(); });
+          request_failed(j);
         }
       } else {
         handle(j, buf);
@@ -347,9 +375,32 @@ bool send_all(int fd, const char* p, size_t n) {
 
 }  // namespace
 
+// After a caught exception: what on_error asks for the request that was being handled.
+void builtin_service::request_failed(job& j) {
+  if (cfg_.on_error == builtin_config::error_policy::silent) return;  // no answer; the connection waits for one
+  if (cfg_.on_error == builtin_config::error_policy::reply) {
+    std::string r;
+    if (j.http) {
+      r = http_status_reply("500 Internal Server Error", j.close);
+    } else {
+      const wire::reply_header h{wire::reply_magic, uint32_t(wire::status::error), 0, j.seq};
+      r.assign(reinterpret_cast<const char*>(&h), sizeof h);
+    }
+    if (send_all(j.conn->sock.native_handle(), r.data(), r.size())) {
+      j.conn->reply_done = true;
+      asio::post(j.conn->sock.get_executor(), [c = j.conn] { c->done.cancel(); });
+      return;
+    }
+  }
+  j.conn->failed = true;
+  asio::post(j.conn->sock.get_executor(), [c = j.conn] { c->done.cancel(); });
+}
+
 void builtin_service::handle(job& j, std::vector<char>& buf) {
-  ++requests_;  // taken by a worker; counted before the reply so a client never sees it missing
+  if (int e = RIG_FAILPOINT("worker.handle")) throw system_error("failpoint worker.handle", e);
+  const uint64_t served_before = requests_++;  // taken by a worker; counted before the reply so a client never sees it missing
   if (work_iterations_ > 0) spin(work_iterations_);
+  if (cfg_.io_wait_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(cfg_.io_wait_ns));
   if (cfg_.retain_per_request > 0) {
     auto block = std::make_unique<char[]>(cfg_.retain_per_request);
     std::memset(block.get(), 0xa5, cfg_.retain_per_request);  // touched, so it shows in RSS
@@ -366,22 +417,32 @@ void builtin_service::handle(job& j, std::vector<char>& buf) {
       const off_t at = off_t(wal_blocks_written_++ % wal_ring_blocks) * wal_block_bytes;
       if (::pwrite(wal_fd_.get(), wal_block_.get(), wal_block_bytes, at) != ssize_t(wal_block_bytes))
         throw system_error("write-ahead log", errno);
-    } else if (::write(wal_fd_.get(), record, sizeof record) != ssize_t(sizeof record) || ::fsync(wal_fd_.get()) != 0) {
+    } else if (::write(wal_fd_.get(), record, sizeof record) != ssize_t(sizeof record)) {
       throw system_error("write-ahead log", errno);
+    } else if (int e = RIG_FAILPOINT("wal.fsync")) {
+      throw system_error("write-ahead log fsync (failpoint wal.fsync)", e);
+    } else if (::fsync(wal_fd_.get()) != 0) {
+      throw system_error("write-ahead log fsync", errno);
     }
   }
+  uint64_t body_bytes = j.http ? j.response_bytes : j.response_bytes - wire::header_bytes;
+  body_bytes += cfg_.reply_growth * served_before;
+  if (cfg_.reply_limit > 0 && body_bytes > cfg_.reply_limit)
+    throw std::length_error(fmt::format("a reply of {} bytes is over the limit of {} bytes", body_bytes, cfg_.reply_limit));
+  if (body_bytes > wire::max_frame_bytes)
+    throw std::length_error(fmt::format("a reply of {} bytes is over the largest frame", body_bytes));
   if (j.http) {
     buf.clear();  // the head formatted into the worker's buffer: no allocation once it has grown
     fmt::format_to(std::back_inserter(buf),
                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nContent-Type: application/octet-stream\r\n{}\r\n",
-                   j.response_bytes, j.close ? "Connection: close\r\n" : "");
-    if (!j.head) buf.resize(buf.size() + j.response_bytes, 'r');
+                   body_bytes, j.close ? "Connection: close\r\n" : "");
+    if (!j.head) buf.resize(buf.size() + body_bytes, 'r');
   } else {
-    buf.resize(j.response_bytes);
-    wire::reply_header r{wire::reply_magic, uint32_t(wire::status::ok), j.response_bytes - wire::header_bytes,
-                         j.seq};
+    buf.resize(wire::header_bytes + body_bytes);
+    wire::reply_header r{wire::reply_magic, uint32_t(wire::status::ok), uint32_t(body_bytes), j.seq};
     std::memcpy(buf.data(), &r, sizeof r);
   }
+  if (int e = RIG_FAILPOINT("reply.write")) throw system_error("reply write (failpoint reply.write)", e);
   const int fd = j.conn->sock.native_handle();
   const size_t pieces = size_t(cfg_.reply_writes);
   size_t off = 0;

@@ -27,8 +27,12 @@ struct builtin_config {
   int queue_capacity = 1024;  // 1 forces the overflow path
   int reply_writes = 1;       // reply written in this many send() calls
   bool catch_exceptions = true;
+  enum class error_policy { close, silent, reply } on_error = error_policy::close;  // a caught exception's request
+  uint64_t reply_growth = 0;  // bytes each reply grows per request served before it
+  uint64_t reply_limit = 0;   // a larger reply fails in the worker; 0: none
   uint64_t retain_per_request = 0;  // bytes kept forever per request (accumulation)
   int64_t work_ns = 0;              // CPU work per request (a calibrated loop)
+  int64_t io_wait_ns = 0;           // time off the CPU per request (a downstream call)
   bool wal = false;                 // append + fsync a record per request
   bool wal_direct = false;          // the log written in 4 KiB O_DIRECT|O_DSYNC blocks instead
   std::string wal_path;
@@ -82,6 +86,7 @@ class builtin_service {
   awaitable<void> control_session(asio::local::stream_protocol::socket s);
   void worker_main();
   void handle(job& j, std::vector<char>& buf);
+  void request_failed(job& j);
   bool try_push(job j);
   bool pop(job& j);
 

@@ -101,6 +101,7 @@ awaitable<stream_workload::reply> tcp_workload::exchange(conn& base) {
       co_await asio::async_read(c.sock, asio::buffer(c.resp.data(), h.payload_bytes),
                                 asio::redirect_error(use_awaitable, r.ec));
     if (!r.ec && h.status == uint32_t(wire::status::rejected)) r.failure = error_kind::rejected;
+    if (!r.ec && h.status == uint32_t(wire::status::error)) r.failure = error_kind::status_5xx;  // the server's own error
   } else if (until_.empty()) {
     co_await asio::async_read(c.sock, asio::buffer(c.resp), asio::redirect_error(use_awaitable, r.ec));
   } else {

@@ -1,0 +1,160 @@
+#include "injectors/failpoint_injector.hpp"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "core/failpoint_channel.hpp"
+#include "core/units.hpp"
+
+namespace rig {
+
+namespace {
+
+const std::vector<std::string_view> actions = {"throw", "error", "delay", "abort"};
+
+// How long apply() waits for the target's first process to connect.
+constexpr int connect_wait_ms = 3000;
+
+class failpoint_injector final : public injector {
+ public:
+  explicit failpoint_injector(const option_values& v) : opts_(v), name_(v.str("failpoint")) {
+    spec_ = v.str("action");
+    spec_ += fmt::format(" p={:.17g} count={}", v.real("probability"), v.integer("count"));
+    if (v.str("action") == "delay") spec_ += fmt::format(" delay={}ns", v.duration_ns("delay"));
+    if (v.str("action") == "error") spec_ += " errno=" + v.str("error");
+  }
+
+  bool needs_failpoints() const override { return true; }
+
+  probe_result probe(const run_context& ctx) override {
+    if (auto p = needs_started_target(ctx, "rig cannot give it the failpoint channel")) return *p;
+    if (!ctx.failpoints) return {false, "no failpoint channel: " + ctx.failpoints_missing};
+    return {};
+  }
+
+  void apply(run_context& ctx) override {
+    channel_ = ctx.failpoints;
+    if (channel_->await_processes(connect_wait_ms) == 0)
+      throw std::runtime_error(fmt::format(
+          "failpoint {}: the target did not connect to rig's failpoint channel within {} s; a command target "
+          "must link rig's failpoint library (librig_failpoint.so beside the rig binary, or the static "
+          "rig_failpoint) and keep RIG_FAILPOINT_SOCKET in its environment",
+          name_, connect_wait_ms / 1000));
+    // What the target had (its RIG_FAILPOINTS start configuration, or off), restored by revert.
+    const auto before = channel_->stats();
+    if (auto it = before.find(name_); it != before.end()) prior_ = it->second;
+    applied_ = true;
+    for (const auto& r : channel_->request("set " + name_ + " " + spec_))
+      if (!r.ok) throw std::runtime_error(fmt::format("failpoint {} in process {}: {}", name_, r.pid, r.text));
+    at_apply_ = channel_->stats()[name_];
+  }
+
+  verification verify(run_context&) override {
+    verification v;
+    const size_t processes = channel_->processes();
+    const auto& s = at_apply_;
+    v.ok = processes > 0 && s.action == opts_.str("action") && s.probability == opts_.real("probability") &&
+           s.count == opts_.integer("count");
+    v.text = fmt::format("{}: {} read back from {} process{} of the target", name_, what(s), processes,
+                         processes == 1 ? "" : "es");
+    if (!v.ok) v.text += fmt::format(" (asked: {})", spec_);
+    v.measured = {{"processes", processes}, {"action", s.action}, {"probability", s.probability}};
+    return v;
+  }
+
+  nlohmann::json measure(run_context&) override {
+    const auto now = channel_->stats()[name_];
+    const uint64_t hits = now.hits - std::min(now.hits, at_apply_.hits);
+    const uint64_t fired = now.fired - std::min(now.fired, at_apply_.fired);
+    std::string summary = fmt::format("{}: {} hits, {} fired", name_, format_count(double(hits)), format_count(double(fired)));
+    if (hits == 0) summary += " (never reached: the code path did not run in this phase)";
+    return {{"hits", hits}, {"fired", fired}, {"processes", channel_->processes()}, {"summary", summary}};
+  }
+
+  void revert(run_context&) noexcept override {
+    if (!applied_) return;
+    applied_ = false;
+    try {
+      std::string prior = prior_.action;
+      if (prior != "off") {
+        prior += fmt::format(" p={:.17g} count={}", prior_.probability, prior_.count);
+        if (prior_.action == "delay") prior += fmt::format(" delay={}ns", prior_.delay_ns);
+        if (prior_.action == "error") prior += fmt::format(" errno={}", prior_.error);
+      }
+      channel_->request("set " + name_ + " " + prior, 1000);
+    } catch (...) {
+      // A target that is gone took its failpoints with it.
+    }
+  }
+
+  std::string mechanism() const override {
+    return "rig's failpoint library in the target, armed through rig's failpoint channel (a unix socket)";
+  }
+  nlohmann::json params() const override { return opts_.to_json(); }
+
+ private:
+  static std::string what(const failpoint_state& s) {
+    std::string t = s.action;
+    if (s.action == "off") return t;
+    t += fmt::format(" with probability {:g}", s.probability);
+    if (s.count > 0) t += fmt::format(", at most {} times", s.count);
+    if (s.action == "delay") t += ", " + format_duration_us(double(s.delay_ns) / 1e3) + " each";
+    if (s.action == "error") t += fmt::format(", errno {} ({})", s.error, ::strerrorname_np(s.error) ?: "?");
+    return t;
+  }
+
+  option_values opts_;
+  std::string name_, spec_;
+  failpoint_channel* channel_ = nullptr;
+  failpoint_state prior_, at_apply_;
+  bool applied_ = false;
+};
+
+std::vector<option_spec> failpoint_table(const char* failpoint_default, const char* action_default) {
+  return {
+      {.name = "failpoint", .type = opt_type::string, .default_text = failpoint_default,
+       .help = "the failpoint's name in the target; the built-in target has worker.handle (worker entry), "
+               "queue.push, reply.write and wal.fsync"},
+      {.name = "action", .type = opt_type::string, .default_text = action_default,
+       .help = "throw: a C++ exception (a built-in worker with catch_exceptions = false dies of it); error: the "
+               "point returns an errno; delay: it stalls; abort: the process aborts",
+       .allowed = actions},
+      {.name = "probability", .type = opt_type::real, .default_text = "1.0",
+       .help = "the share of hits that fire", .min = 0, .max = 1},
+      {.name = "count", .type = opt_type::integer, .default_text = "0",
+       .help = "fire at most this many times in the phase; 0: no limit", .min = 0, .max = 1e15},
+      {.name = "delay", .type = opt_type::duration, .default_text = "\"0ms\"",
+       .help = "action delay: how long each fired hit stalls", .min = 0, .max = 3600e9},
+      {.name = "error", .type = opt_type::string, .default_text = "\"EIO\"",
+       .help = "action error: the errno the point returns",
+       .allowed = {"EIO", "ENOSPC", "ENOMEM", "EAGAIN", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EACCES"}},
+  };
+}
+
+}  // namespace
+
+const option_table& failpoint_options() {
+  static const option_table t = failpoint_table("", "");
+  return t;
+}
+
+const option_table& threads_options() {
+  static const option_table t = failpoint_table("\"worker.handle\"", "\"throw\"");
+  return t;
+}
+
+void check_failpoint(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  if (!v.has("failpoint") || v.str("failpoint").empty())
+    diags.add(ctx.table_pos, "'failpoint' in " + ctx.section + " is missing: name the failpoint to arm");
+  else if (v.str("failpoint").size() >= 64 || v.str("failpoint").find_first_of(" \t;=") != std::string::npos)
+    diags.add(v.where("failpoint"), "'failpoint' in " + ctx.section + " must be under 64 bytes, without spaces, ';' or '='");
+  if (!v.has("action"))
+    diags.add(ctx.table_pos, "'action' in " + ctx.section + " is missing: throw, error, delay or abort");
+  else if (v.str("action") == "delay" && v.duration_ns("delay") == 0)
+    diags.add(v.where("action"), "action delay in " + ctx.section + " needs a delay (e.g. delay = \"20ms\")");
+}
+
+std::unique_ptr<injector> make_failpoint(const option_values& v) { return std::make_unique<failpoint_injector>(v); }
+
+}  // namespace rig
