@@ -72,6 +72,37 @@ nlohmann::json host_facts() {
 // Resource figures of one phase from the samples between its boundaries.
 // counts_from: when the phase's injectors began to be applied; what they caused from then
 // on (an OOM kill when a cap lands below the usage) counts for the phase.
+// Where each workload's errors began, by kind: the first phase that had any, and the first
+// second of it with errors (a bug report says when a failure started, not only that it did).
+std::vector<event_row> errors_began(const std::vector<phase_result>& phases, const std::vector<window_row>& rows) {
+  std::vector<event_row> out;
+  std::map<std::string, std::set<std::string>> seen;  // workload -> error kinds seen in earlier phases
+  for (const auto& ph : phases)
+    for (const auto& w : ph.workloads) {
+      std::vector<std::string> fresh;
+      uint64_t n = 0;
+      for (const auto& [kind, count] : w.errors)
+        if (count > 0 && seen[w.name].insert(kind).second) {
+          fresh.push_back(kind);
+          n += count;
+        }
+      if (fresh.empty()) continue;
+      double t = ph.start_s;
+      for (const auto& r : rows)
+        if (r.workload == w.name && r.errors > 0 && double(r.index + 1) > ph.start_s && double(r.index) < ph.end_s) {
+          t = std::max(ph.start_s, double(r.index));
+          break;
+        }
+      std::string kinds;
+      for (const auto& k : fresh) kinds += (kinds.empty() ? "" : ", ") + k;
+      out.push_back({t, "errors_began",
+                     fmt::format("{}: {} errors began in phase {} ({} in that phase{})", w.name, kinds, ph.name,
+                                 format_count(double(n)),
+                                 &ph == &phases.front() ? ", the first" : ", none of that kind before it")});
+    }
+  return out;
+}
+
 nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t from, int64_t to, int64_t counts_from) {
   using nlohmann::json;
   std::vector<const resource_sample*> in;
@@ -688,6 +719,9 @@ int run_scenario(const scenario& sc, const run_options& opts) {
           (t["retained_bytes_max"].get<double>() - t["retained_bytes_min"].get<double>()) / t["requests"].get<double>();
   }
   rep.magnification = compute_magnification(rep.phases);
+  for (auto& e : errors_began(rep.phases, windows.rows())) rep.events.push_back(std::move(e));
+  std::stable_sort(rep.events.begin(), rep.events.end(),
+                   [](const event_row& a, const event_row& b) { return a.t_s < b.t_s; });
   rep.timeseries = build_timeseries(sc, windows.rows(), samples, phase_windows, run_start, run_end);
 
   // A target that died mid-run fails the run (exit 4), unless the scenario's checks expect

@@ -23,7 +23,7 @@ const std::vector<std::string> ratio_metrics = {"p50_x", "p99_x", "throughput_x"
 const std::vector<std::string> ops = {"<=", ">=", "==", "!=", "<", ">"};
 // What report.json's events can be; "events.<kind>" counts them.
 const std::vector<std::string> event_kinds = {"target_exit", "oom_kill", "memory_limit", "phases_skipped",
-                                              "interrupted", "cleanup_failed"};
+                                              "interrupted", "cleanup_failed", "errors_began"};
 
 
 std::vector<std::string> split(const std::string& s, char sep) {
