@@ -1,0 +1,258 @@
+// rig's failpoint library in this process (the C++ header over the static library), and its
+// control channel against a real C program linked with the shared library.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <string>
+
+#include "core/clock.hpp"
+#include "core/failpoint_channel.hpp"
+#include "core/process.hpp"
+#include "rig_failpoint.hpp"
+
+using namespace rig;
+
+namespace {
+
+// Arms `name` for the test and leaves every failpoint off afterwards, pass or fail.
+struct armed {
+  armed(const char* name, const char* spec) {
+    char err[256] = "";
+    REQUIRE_MESSAGE(rig_fp_set(name, spec, err, sizeof err) == 0, err);
+  }
+  ~armed() { rig_fp_disarm_all(); }
+};
+
+int hit(const char* /*unused*/) { return RIG_FAILPOINT("test.point"); }
+
+rig_fp_state state_of(const char* name) {
+  rig_fp_state s{};
+  REQUIRE(rig_fp_state_of(name, &s) == 0);
+  return s;
+}
+
+std::string set_error(const char* spec) {
+  char err[256] = "";
+  if (rig_fp_set("test.bad", spec, err, sizeof err) == 0) return "";
+  return err;
+}
+
+}  // namespace
+
+TEST_CASE("failpoint disarmed: no hit counted, nothing fires, the armed count is zero") {
+  rig_fp_disarm_all();
+  CHECK(rig_fp_armed_count == 0);
+  for (int i = 0; i < 1000; ++i) CHECK(hit("") == 0);
+  rig_fp_state s{};
+  if (rig_fp_state_of("test.point", &s) == 0) CHECK(s.fired == 0);
+}
+
+TEST_CASE("failpoint action throw: RIG_FAILPOINT throws rig::failpoint_error naming the point") {
+  armed a("test.point", "throw");
+  CHECK(rig_fp_armed_count == 1);
+  const auto before = state_of("test.point");
+  CHECK_THROWS_WITH_AS(hit(""), "failpoint test.point fired", failpoint_error);
+  const auto after = state_of("test.point");
+  CHECK(after.hits == before.hits + 1);
+  CHECK(after.fired == before.fired + 1);
+}
+
+TEST_CASE("failpoint action error: the point returns the errno asked (by name or number)") {
+  {
+    armed a("test.point", "error errno=ENOSPC");
+    CHECK(hit("") == ENOSPC);
+  }
+  {
+    armed a("test.point", "error");
+    CHECK(hit("") == EIO);  // the default
+  }
+  armed a("test.point", "error errno=28");
+  CHECK(hit("") == 28);
+  CHECK(state_of("test.point").error == 28);
+}
+
+TEST_CASE("failpoint action delay: each fired hit stalls for the delay and then goes on") {
+  armed a("test.point", "delay delay=30ms");
+  const int64_t t0 = mono_ns();
+  CHECK(hit("") == 0);
+  const double ms = double(mono_ns() - t0) / 1e6;
+  CHECK(ms >= 30);
+  CHECK(ms < 300);
+  CHECK(state_of("test.point").delay_ns == 30'000'000);
+}
+
+TEST_CASE("failpoint action abort: the process aborts (SIGABRT) at the point") {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::signal(SIGABRT, SIG_DFL);  // the test runner's crash handler must not catch it
+    char err[64];
+    rig_fp_set("test.abort", "abort", err, sizeof err);
+    RIG_FAILPOINT("test.abort");
+    ::_exit(0);  // not reached when the failpoint works
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGABRT);
+}
+
+TEST_CASE("failpoint probability: p=0.05 fires 5% of 200,000 hits (within 5 sigma); 0 never, 1 always") {
+  {
+    armed a("test.point", "error p=0.05");
+    const auto before = state_of("test.point");
+    int fired = 0;
+    for (int i = 0; i < 200'000; ++i) fired += hit("") != 0;
+    // Binomial(200000, 0.05): mean 10,000, sigma 97.5.
+    CHECK(fired > 10'000 - 490);
+    CHECK(fired < 10'000 + 490);
+    const auto after = state_of("test.point");
+    CHECK(after.hits - before.hits == 200'000);
+    CHECK(after.fired - before.fired == uint64_t(fired));
+  }
+  {
+    armed a("test.point", "error p=0");
+    int fired = 0;
+    for (int i = 0; i < 10'000; ++i) fired += hit("") != 0;
+    CHECK(fired == 0);
+  }
+  armed a("test.point", "error p=100%");
+  int fired = 0;
+  for (int i = 0; i < 10'000; ++i) fired += hit("") != 0;
+  CHECK(fired == 10'000);
+}
+
+TEST_CASE("failpoint count: fires exactly count times, then the point goes on as if off") {
+  armed a("test.point", "error count=10");
+  int fired = 0;
+  for (int i = 0; i < 1000; ++i) fired += hit("") != 0;
+  CHECK(fired == 10);
+  CHECK(state_of("test.point").count == 10);
+}
+
+TEST_CASE("failpoint configuration text: RIG_FAILPOINTS form, and bad specs refused with the reason") {
+  char err[256] = "";
+  REQUIRE(rig_fp_configure(" test.a=delay delay=1ms count=2 ; test.b=error errno=EAGAIN p=0.5", err, sizeof err) == 0);
+  const auto a = state_of("test.a");
+  CHECK(a.action == RIG_FP_DELAY);
+  CHECK(a.delay_ns == 1'000'000);
+  CHECK(a.count == 2);
+  const auto b = state_of("test.b");
+  CHECK(b.action == RIG_FP_ERROR);
+  CHECK(b.error == EAGAIN);
+  CHECK(b.probability == 0.5);
+  CHECK(rig_fp_armed_count == 2);
+  char text[1024];
+  rig_fp_describe(text, sizeof text);
+  const auto parsed = parse_failpoint_stats(text);
+  CHECK(parsed.at("test.b").action == "error");
+  CHECK(parsed.at("test.b").probability == 0.5);
+  CHECK(parsed.at("test.a").delay_ns == 1'000'000);
+  rig_fp_disarm_all();
+  CHECK(rig_fp_armed_count == 0);
+
+  CHECK(set_error("explode").find("'explode' is not an action") != std::string::npos);
+  CHECK(set_error("throw pp=0.5").find("unknown key 'pp' (p, count, delay, errno)") != std::string::npos);
+  CHECK(set_error("throw p=1.5").find("not a probability") != std::string::npos);
+  CHECK(set_error("delay").find("needs delay=DURATION") != std::string::npos);
+  CHECK(set_error("delay delay=5").find("not a duration with a unit") != std::string::npos);
+  CHECK(set_error("error errno=EWHAT").find("not an errno") != std::string::npos);
+  CHECK(set_error("throw count=-1").find("not a count") != std::string::npos);
+  CHECK(rig_fp_configure("test.c throw", err, sizeof err) != 0);
+  CHECK(std::string(err).find("is not NAME=ACTION") != std::string::npos);
+  CHECK(rig_fp_armed_count == 0);  // nothing was armed by the refused specs
+}
+
+TEST_CASE("failpoint channel: a C target linked with librig_failpoint.so is armed, read back and counted") {
+  failpoint_channel ch;
+  auto c = child_process::spawn({.argv = {FAILPOINT_TARGET}, .capture_stdout = true, .env = {ch.environment()}});
+  REQUIRE(c.read_line(5000) == std::optional<std::string>("ready"));
+  REQUIRE(ch.await_processes(3000) == 1);
+  auto r = ch.request("set c.loop error errno=ENOSPC p=0.5");
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].ok);
+  CHECK(r[0].pid == c.pid());
+  ::usleep(300'000);
+  const auto s = ch.stats().at("c.loop");
+  CHECK(s.action == "error");
+  CHECK(s.error == ENOSPC);
+  CHECK(s.hits > 50);  // one hit a millisecond, for 300 ms
+  CHECK(double(s.fired) == doctest::Approx(double(s.hits) * 0.5).epsilon(0.35));
+  // A bad command gets the library's own reason back.
+  r = ch.request("set c.loop explode");
+  REQUIRE(r.size() == 1);
+  CHECK(!r[0].ok);
+  CHECK(r[0].text.find("'explode' is not an action") != std::string::npos);
+  // Off again: hits go on, fires stop.
+  REQUIRE(ch.request("set c.loop off").at(0).ok);
+  const auto off = ch.stats().at("c.loop");
+  ::usleep(100'000);
+  const auto later = ch.stats().at("c.loop");
+  CHECK(later.fired == off.fired);
+}
+
+TEST_CASE("failpoint channel: each process of a forking target connects, and stats sum them") {
+  failpoint_channel ch;
+  auto c = child_process::spawn({.argv = {FAILPOINT_TARGET, "fork"}, .capture_stdout = true, .env = {ch.environment()}});
+  REQUIRE(c.read_line(5000));
+  const int64_t until = mono_ns() + 5 * ns_per_s;
+  while (ch.await_processes(100) < 2 && mono_ns() < until) ::usleep(20'000);
+  REQUIRE(ch.processes() == 2);
+  const auto r = ch.request("set c.loop error");
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].pid != r[1].pid);
+  ::usleep(200'000);
+  CHECK(ch.stats().at("c.loop").fired > 150);  // two processes, a hit a millisecond each
+}  // the forked process dies with its parent (PR_SET_PDEATHSIG)
+
+TEST_CASE("failpoint channel: a target that never connects leaves it empty, and asking does not hang") {
+  failpoint_channel ch;
+  auto c = child_process::spawn({.argv = {"/bin/sleep", "30"}, .env = {ch.environment()}});
+  const int64_t t0 = mono_ns();
+  CHECK(ch.await_processes(300) == 0);
+  CHECK(ch.request("stats").empty());
+  CHECK(ch.stats().empty());
+  CHECK(double(mono_ns() - t0) / 1e6 < 1000);
+}
+
+TEST_CASE("failpoint channel: a target that dies is dropped; the rig gets no SIGPIPE and no hang") {
+  failpoint_channel ch;
+  auto c = child_process::spawn({.argv = {FAILPOINT_TARGET}, .capture_stdout = true, .env = {ch.environment()}});
+  REQUIRE(c.read_line(5000));
+  REQUIRE(ch.await_processes(3000) == 1);
+  REQUIRE(ch.request("set c.loop error").size() == 1);
+  ::kill(c.pid(), SIGKILL);
+  REQUIRE(c.wait(5000));
+  const int64_t t0 = mono_ns();
+  CHECK(ch.request("set c.loop off").empty());
+  CHECK(ch.processes() == 0);
+  CHECK(double(mono_ns() - t0) / 1e6 < 1000);
+}
+
+TEST_CASE("failpoint channel: when rig's end closes, what it armed is disarmed in the target") {
+  std::optional<failpoint_channel> ch(std::in_place);
+  const std::string env = ch->environment();
+  auto c = child_process::spawn({.argv = {FAILPOINT_TARGET}, .capture_stdout = true, .env = {env}});
+  REQUIRE(c.read_line(5000));
+  REQUIRE(ch->await_processes(3000) == 1);
+  REQUIRE(ch->request("set c.loop error").at(0).ok);
+  ::usleep(300'000);
+  ch.reset();  // rig's side gone (as when rig dies)
+  // The target lives on (a closed channel is not fatal) and its error count stops growing.
+  auto errors_now = [&] {
+    long n = -1;
+    while (auto line = c.read_line(0)) std::sscanf(line->c_str(), "errors=%ld", &n);  // the latest line
+    return n;
+  };
+  ::usleep(300'000);
+  const long a = errors_now();
+  ::usleep(300'000);
+  const long b = errors_now();
+  CHECK(a > 0);
+  CHECK(b == a);
+  CHECK(c.running());
+}
