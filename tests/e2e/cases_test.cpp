@@ -1,0 +1,138 @@
+// The seed cases of CASES.md that failpoints and the built-in target's knobs reproduce, each
+// beside its fixed variant: the real rig binary, short phases, the shape asserted.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "../helpers.hpp"
+#include "core/clock.hpp"
+
+using namespace rig;
+using namespace rig::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json run_case(const temp_dir& tmp, const std::string& file,
+                        const std::vector<std::pair<std::string, std::string>>& durations, double* wall_s = nullptr) {
+  const int64_t t0 = mono_ns();
+  const auto run = run_rig(run_args(std::string(RIG_SOURCE_DIR "/scenarios/") + file, tmp.path, durations), tmp.path);
+  if (wall_s) *wall_s = double(mono_ns() - t0) / 1e9;
+  INFO(file << ": " << run.stdout_text() << run.err);
+  CHECK(run.code == 0);  // the scenario's own expectations held
+  auto r = run.report();
+  REQUIRE(r.is_object());
+  r["test_run_dir"] = fs::path(report_path(run.out)).parent_path().string();
+  return r;
+}
+
+const nlohmann::json& phase(const nlohmann::json& r, const std::string& name) {
+  for (const auto& p : r["phases"])
+    if (p["name"] == name) return p;
+  FAIL("no phase " << name);
+  return r;
+}
+
+// One column of timeseries.csv in the rows of one phase.
+std::vector<double> column(const nlohmann::json& r, const std::string& phase_name, const std::string& col) {
+  std::istringstream csv(slurp(r["test_run_dir"].get<std::string>() + "/timeseries.csv"));
+  std::string line, cell;
+  std::getline(csv, line);
+  std::vector<std::string> head;
+  for (std::istringstream h(line); std::getline(h, cell, ',');) head.push_back(cell);
+  const auto at = size_t(std::find(head.begin(), head.end(), col) - head.begin());
+  REQUIRE(at < head.size());
+  std::vector<double> out;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> cells;
+    for (std::istringstream l(line); std::getline(l, cell, ',');) cells.push_back(cell);
+    if (cells.size() > at && cells[1] == phase_name && !cells[at].empty()) out.push_back(std::stod(cells[at]));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("thread-loss.toml: live workers fall monotonically to 0, queue and RSS rise, latency climbs, then timeouts") {
+  temp_dir tmp;
+  const auto r = run_case(tmp, "thread-loss.toml", {{"baseline", "1s"}, {"loss", "8s"}, {"after", "2s"}});
+  const auto& base = phase(r, "baseline");
+  const auto& loss = phase(r, "loss");
+  const auto& after = phase(r, "after");
+  CHECK(loss["resources"]["target"]["live_workers_start"] == 8);
+  CHECK(loss["resources"]["target"]["live_workers_end"] == 0);
+  const auto live = column(r, "loss", "target.live_workers");
+  REQUIRE(live.size() >= 6);
+  for (size_t i = 1; i < live.size(); ++i) CHECK(live[i] <= live[i - 1]);  // never back up
+  CHECK(live.front() > live.back());
+  // Each fire ended one worker: exactly 8 fired, as many as died.
+  const auto& measured = loss["injections"][0]["measured"];
+  CHECK(measured["fired"] == 8);
+  CHECK(loss["resources"]["target"]["workers_died"] == 8);
+  CHECK(measured["hits"].get<uint64_t>() >= 8);
+  // The OS threads went with them (/proc/PID/task).
+  CHECK(after["resources"]["target"]["threads_max"].get<int>() + 8 <= base["resources"]["target"]["threads_min"].get<int>());
+  CHECK(after["resources"]["target"]["queue_depth_max"].get<int>() > 50);
+  CHECK(after["resources"]["target"]["rss_end_bytes"].get<double>() >
+        base["resources"]["target"]["rss_end_bytes"].get<double>() + 2 * 1048576);
+  CHECK(loss["workloads"]["rr"]["latency_us"]["p99"].get<double>() >
+        5 * base["workloads"]["rr"]["latency_us"]["p99"].get<double>());
+  CHECK(after["workloads"]["rr"]["errors"]["timeout"].get<uint64_t>() > 0);
+  CHECK(base["workloads"]["rr"]["errors"]["timeout"] == 0);
+}
+
+TEST_CASE("thread-loss-fixed.toml: the same failpoint caught: all 8 workers stay and latency stays flat") {
+  temp_dir tmp;
+  const auto r = run_case(tmp, "thread-loss-fixed.toml", {{"baseline", "1s"}, {"loss", "3s"}, {"after", "1s"}});
+  const auto& base = phase(r, "baseline");
+  const auto& loss = phase(r, "loss");
+  for (const auto& p : r["phases"]) CHECK(p["resources"]["target"]["live_workers_min"] == 8);
+  const auto fired = loss["injections"][0]["measured"]["fired"].get<uint64_t>();
+  CHECK(fired > 3);
+  CHECK(loss["resources"]["target"]["exceptions_caught"] == fired);
+  CHECK(loss["workloads"]["rr"]["errors"]["status_5xx"] == fired);  // each answered with an error
+  CHECK(loss["workloads"]["rr"]["errors"]["timeout"] == 0);
+  CHECK(loss["workloads"]["rr"]["latency_us"]["p99"].get<double>() <
+        2 * base["workloads"]["rr"]["latency_us"]["p99"].get<double>());
+}
+
+TEST_CASE("overflow.toml: queue capacity 1 sends nearly every request down the reject path; the fixed queue none") {
+  temp_dir tmp;
+  const auto r = run_case(tmp, "overflow.toml", {{"overflow", "1s"}, {"tiny_buffers", "1s"}});
+  for (const auto& p : r["phases"]) {
+    const auto& w = p["workloads"]["rr"];
+    const double rejected = w["errors"]["rejected"].get<double>();
+    CHECK(rejected / (rejected + w["ops"].get<double>()) > 0.9);
+    CHECK(p["resources"]["target"]["rejected"].get<double>() >= rejected);  // counted by the target too
+  }
+  temp_dir tmp2;
+  const auto f = run_case(tmp2, "overflow-fixed.toml", {{"overflow", "1s"}, {"tiny_buffers", "1s"}});
+  for (const auto& p : f["phases"]) {
+    CHECK(p["resources"]["target"]["rejected"] == 0);
+    CHECK(p["workloads"]["rr"]["errors"]["rejected"] == 0);
+    CHECK(p["workloads"]["rr"]["ops"].get<uint64_t>() > 20);
+  }
+}
+
+TEST_CASE("silent-limit.toml: the target stops answering; timeouts recorded, the phase named, the run ends on time") {
+  temp_dir tmp;
+  double wall_s = 0;
+  const auto r = run_case(tmp, "silent-limit.toml", {}, &wall_s);
+  CHECK(wall_s < 10 + 1 + 5);  // 10 s of phases, a 1 s timeout, and start-up: never a hang
+  CHECK(phase(r, "small")["workloads"]["api"]["errors"]["timeout"] == 0);
+  CHECK(phase(r, "beyond")["workloads"]["api"]["errors"]["timeout"].get<uint64_t>() > 150);
+  CHECK(phase(r, "beyond")["workloads"]["api"].value("status", nlohmann::json::object()).value("2xx", 0) == 0);
+  bool named = false;
+  for (const auto& e : r["events"])
+    named = named || (e["kind"] == "errors_began" &&
+                      e["detail"].get<std::string>().find("timeout errors began in phase growing") != std::string::npos);
+  CHECK(named);
+
+  temp_dir tmp2;
+  const auto f = run_case(tmp2, "silent-limit-fixed.toml", {});
+  for (const auto& p : f["phases"]) CHECK(p["workloads"]["api"]["errors"]["timeout"] == 0);
+  CHECK(phase(f, "beyond")["workloads"]["api"]["errors"]["status_5xx"].get<uint64_t>() > 200);
+}
