@@ -502,6 +502,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     tgt->start(tenv);
     ctx.target_pid = tgt->pid();
     rep.target = tgt->describe();
+    if (failpoints) rep.target["failpoint_channel"] = failpoints->path();
     if (net)
       rep.target["network"] = {{"description", net->describe()},
                                {"namespaces", {net->ns(veth_network::side::client).inode(),

@@ -97,7 +97,7 @@ TEST_CASE("wrong type, missing unit and out-of-range values name line and key") 
 TEST_CASE("unknown kinds and unknown injectors in a phase are named with suggestions") {
   CHECK(errors_of(replace(good, "kind = \"nodelay\"", "kind = \"nodelya\"")) ==
         std::vector<std::string>{"s.toml:12:8: unknown injector kind 'nodelya' in [injectors.no_nodelay]; did you "
-                                 "mean 'nodelay'? (known: nodelay, sockbuf, proxy, netem, rate, memory, cpu, disk, noise, file_faults, pause, kill)"});
+                                 "mean 'nodelay'? (known: nodelay, sockbuf, proxy, netem, rate, memory, cpu, disk, noise, file_faults, pause, threads, failpoint, kill)"});
   CHECK(errors_of(replace(good, "inject = [\"no_nodelay\"]", "inject = [\"no_nodely\"]")) ==
         std::vector<std::string>{"s.toml:21:11: phase 'nagle' injects 'no_nodely', which no [injectors.NAME] "
                                  "defines; did you mean 'no_nodelay'?"});

@@ -1,0 +1,167 @@
+// The threads and failpoint injectors in real runs: the built-in target (which links rig's
+// failpoint library), a target that does not link it, and a target a failpoint kills.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../helpers.hpp"
+#include "core/clock.hpp"
+
+using namespace rig;
+using namespace rig::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs DIR/s.toml written from `text`; the report (null when none was written).
+rig_result run_text(const temp_dir& tmp, const std::string& text, double* wall_s = nullptr) {
+  std::ofstream(tmp.path + "/s.toml") << text;
+  const int64_t t0 = mono_ns();
+  auto r = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  if (wall_s) *wall_s = double(mono_ns() - t0) / 1e9;
+  return r;
+}
+
+const char* builtin_with(const char* target_extra, const char* injector) {
+  static std::string s;
+  s = std::string(R"(name = "fp"
+[target]
+kind = "builtin"
+workers = 4
+)") + target_extra + R"(
+[workloads.rr]
+kind = "tcp"
+connections = 2
+rate = "50/s"
+timeout = "1s"
+
+[injectors.fp]
+)" + injector + R"(
+
+[[phases]]
+name = "baseline"
+duration = "1s"
+
+[[phases]]
+name = "fault"
+duration = "2s"
+inject = ["fp"]
+
+[[phases]]
+name = "recovery"
+duration = "1s"
+)";
+  return s.c_str();
+}
+
+}  // namespace
+
+TEST_CASE("failpoint delay at reply.write: p50 rises by the delay, read back, counted, and gone after revert") {
+  temp_dir tmp;
+  const auto run = run_text(tmp, builtin_with("", "kind = \"failpoint\"\nfailpoint = \"reply.write\"\naction = \"delay\"\ndelay = \"20ms\""));
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto r = run.report();
+  const auto& inj = r["phases"][1]["injections"][0];
+  CHECK(inj["verified"] == true);
+  CHECK(inj["verification"].get<std::string>().find("reply.write: delay with probability 1, 20.00ms each read back from 1 process") !=
+        std::string::npos);
+  const auto hits = inj["measured"]["hits"].get<uint64_t>();
+  CHECK(hits > 60);  // 50/s for 2 s
+  CHECK(inj["measured"]["fired"] == hits);  // p = 1
+  const double base = r["phases"][0]["workloads"]["rr"]["latency_us"]["p50"];
+  const double fault = r["phases"][1]["workloads"]["rr"]["latency_us"]["p50"];
+  const double after = r["phases"][2]["workloads"]["rr"]["latency_us"]["p50"];
+  MESSAGE("reply.write delay 20ms: p50 " << base << " us -> " << fault << " us -> " << after << " us");
+  CHECK(fault - base == doctest::Approx(20'000).epsilon(0.25));
+  CHECK(after < base + 5'000);
+  CHECK(!fs::exists(r["target"]["failpoint_channel"].get<std::string>()));  // the socket is removed
+}
+
+TEST_CASE("failpoint error at wal.fsync with on_error = reply: each fire is one 5xx reply, nothing else fails") {
+  temp_dir tmp;
+  const auto run = run_text(
+      tmp, builtin_with("wal = true\non_error = \"reply\"",
+                        "kind = \"failpoint\"\nfailpoint = \"wal.fsync\"\naction = \"error\"\nerror = \"ENOSPC\"\nprobability = 0.2"));
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto r = run.report();
+  const auto& fault = r["phases"][1];
+  const auto fired = fault["injections"][0]["measured"]["fired"].get<uint64_t>();
+  const auto hits = fault["injections"][0]["measured"]["hits"].get<uint64_t>();
+  CHECK(double(fired) == doctest::Approx(double(hits) * 0.2).epsilon(0.4));
+  // A request failing as its phase ends is counted in the next one.
+  const auto errors = fault["workloads"]["rr"]["errors"]["status_5xx"].get<uint64_t>() +
+                      r["phases"][2]["workloads"]["rr"]["errors"]["status_5xx"].get<uint64_t>();
+  CHECK(errors == fired);
+  CHECK(fault["resources"]["target"]["exceptions_caught"].get<uint64_t>() + 2 >= fired);
+  CHECK(r["phases"][0]["workloads"]["rr"]["errors"]["status_5xx"] == 0);
+  CHECK(fault["injections"][0]["verification"].get<std::string>().find("errno 28 (ENOSPC)") != std::string::npos);
+}
+
+TEST_CASE("threads against a program that does not link the failpoint library: the run fails in seconds, saying why") {
+  temp_dir tmp;
+  double wall_s = 0;
+  const auto run = run_text(tmp, R"(name = "no-library"
+[target]
+kind = "command"
+run = [")" STATIC_SERVER R"(", "{port}"]
+
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "10/s"
+
+[injectors.drop]
+kind = "threads"
+probability = 0.05
+
+[[phases]]
+name = "loss"
+duration = "2s"
+inject = ["drop"]
+)",
+                            &wall_s);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 4);
+  CHECK(run.err.find("did not connect to rig's failpoint channel within 3 s") != std::string::npos);
+  CHECK(run.err.find("librig_failpoint.so") != std::string::npos);
+  CHECK(wall_s < 15);
+  const auto r = run.report();
+  REQUIRE(r.is_object());
+  CHECK(r["status"] == "failed");
+  CHECK(!fs::exists(r["target"]["failpoint_channel"].get<std::string>()));
+}
+
+TEST_CASE("failpoint abort at worker.handle: the target dies of SIGABRT, recorded as its exit, the run ends") {
+  temp_dir tmp;
+  const auto run = run_text(tmp, builtin_with("", "kind = \"failpoint\"\nfailpoint = \"worker.handle\"\naction = \"abort\"\ncount = 1"));
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 4);  // no check expected the death
+  const auto r = run.report();
+  REQUIRE(r.is_object());
+  bool exit_event = false;
+  for (const auto& e : r["events"])
+    exit_event = exit_event || (e["kind"] == "target_exit" &&
+                                e["detail"].get<std::string>().find("signal 6") != std::string::npos &&
+                                e["detail"].get<std::string>().find("during phase fault") != std::string::npos);
+  CHECK(exit_event);
+  CHECK(!fs::exists(r["target"]["failpoint_channel"].get<std::string>()));
+}
+
+TEST_CASE("failpoint options: a delay action without a delay, a missing failpoint, a bad name are refused with the line") {
+  temp_dir tmp;
+  auto refused = [&](const char* injector, const std::string& expect) {
+    std::ofstream(tmp.path + "/bad.toml") << builtin_with("", injector);
+    const auto run = run_rig({"validate", tmp.path + "/bad.toml"}, tmp.path);
+    INFO(run.err);
+    CHECK(run.code == 2);
+    CHECK(run.err.find(expect) != std::string::npos);
+  };
+  refused("kind = \"threads\"\naction = \"delay\"", "bad.toml:14:1: action delay in [injectors.fp] needs a delay");
+  refused("kind = \"failpoint\"\naction = \"throw\"", "'failpoint' in [injectors.fp] is missing");
+  refused("kind = \"failpoint\"\nfailpoint = \"a b\"\naction = \"throw\"", "without spaces");
+  refused("kind = \"threads\"\naction = \"explode\"", "'explode' is not one of throw, error, delay, abort");
+  refused("kind = \"threads\"\nprobabilty = 0.5", "did you mean 'probability'");
+}
