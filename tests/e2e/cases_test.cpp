@@ -78,8 +78,9 @@ TEST_CASE("thread-loss.toml: live workers fall monotonically to 0, queue and RSS
   CHECK(after["resources"]["target"]["queue_depth_max"].get<int>() > 50);
   CHECK(after["resources"]["target"]["rss_end_bytes"].get<double>() >
         base["resources"]["target"]["rss_end_bytes"].get<double>() + 2 * 1048576);
+  // Latency climbs while the last workers serve a growing queue (6-24x in 6 runs here).
   CHECK(loss["workloads"]["rr"]["latency_us"]["p99"].get<double>() >
-        5 * base["workloads"]["rr"]["latency_us"]["p99"].get<double>());
+        3 * base["workloads"]["rr"]["latency_us"]["p99"].get<double>());
   CHECK(after["workloads"]["rr"]["errors"]["timeout"].get<uint64_t>() > 0);
   CHECK(base["workloads"]["rr"]["errors"]["timeout"] == 0);
 }
@@ -99,7 +100,7 @@ TEST_CASE("thread-loss-fixed.toml: the same failpoint caught: all 8 workers stay
         2 * base["workloads"]["rr"]["latency_us"]["p99"].get<double>());
 }
 
-TEST_CASE("overflow.toml: queue capacity 1 sends nearly every request down the reject path; the fixed queue none") {
+TEST_CASE("overflow.toml: queue capacity 1 sends nearly every request down the reject path and the fixed queue none") {
   temp_dir tmp;
   const auto r = run_case(tmp, "overflow.toml", {{"overflow", "1s"}, {"tiny_buffers", "1s"}});
   for (const auto& p : r["phases"]) {
@@ -117,7 +118,7 @@ TEST_CASE("overflow.toml: queue capacity 1 sends nearly every request down the r
   }
 }
 
-TEST_CASE("silent-limit.toml: the target stops answering; timeouts recorded, the phase named, the run ends on time") {
+TEST_CASE("silent-limit.toml: the target stops answering: timeouts recorded, the phase named, the run ends on time") {
   temp_dir tmp;
   double wall_s = 0;
   const auto r = run_case(tmp, "silent-limit.toml", {}, &wall_s);

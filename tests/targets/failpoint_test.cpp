@@ -101,7 +101,7 @@ TEST_CASE("failpoint action abort: the process aborts (SIGABRT) at the point") {
   CHECK(WTERMSIG(status) == SIGABRT);
 }
 
-TEST_CASE("failpoint probability: p=0.05 fires 5% of 200,000 hits (within 5 sigma); 0 never, 1 always") {
+TEST_CASE("failpoint probability: p=0.05 fires 5% of 200,000 hits (within 5 sigma) and 0 never and 1 always") {
   {
     armed a("test.point", "error p=0.05");
     const auto before = state_of("test.point");
@@ -219,7 +219,7 @@ TEST_CASE("failpoint channel: a target that never connects leaves it empty, and 
   CHECK(double(mono_ns() - t0) / 1e6 < 1000);
 }
 
-TEST_CASE("failpoint channel: a target that dies is dropped; the rig gets no SIGPIPE and no hang") {
+TEST_CASE("failpoint channel: a target that dies is dropped without SIGPIPE or a hang") {
   failpoint_channel ch;
   auto c = child_process::spawn({.argv = {FAILPOINT_TARGET}, .capture_stdout = true, .env = {ch.environment()}});
   REQUIRE(c.read_line(5000));
