@@ -98,7 +98,7 @@ class failpoint_injector final : public injector {
     std::string t = s.action;
     if (s.action == "off") return t;
     t += fmt::format(" with probability {:g}", s.probability);
-    if (s.count > 0) t += fmt::format(", at most {} times", s.count);
+    if (s.count > 0) t += s.count == 1 ? std::string(", at most once") : fmt::format(", at most {} times", s.count);
     if (s.action == "delay") t += ", " + format_duration_us(double(s.delay_ns) / 1e3) + " each";
     if (s.action == "error") t += fmt::format(", errno {} ({})", s.error, ::strerrorname_np(s.error) ?: "?");
     return t;

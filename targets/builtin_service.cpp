@@ -415,6 +415,8 @@ void builtin_service::handle(job& j, std::vector<char>& buf) {
     if (wal_block_) {
       std::memcpy(wal_block_.get(), record, sizeof record);
       const off_t at = off_t(wal_blocks_written_++ % wal_ring_blocks) * wal_block_bytes;
+      if (int e = RIG_FAILPOINT("wal.fsync"))  // O_DSYNC: the write is the durability point
+        throw system_error("write-ahead log (failpoint wal.fsync)", e);
       if (::pwrite(wal_fd_.get(), wal_block_.get(), wal_block_bytes, at) != ssize_t(wal_block_bytes))
         throw system_error("write-ahead log", errno);
     } else if (::write(wal_fd_.get(), record, sizeof record) != ssize_t(sizeof record)) {

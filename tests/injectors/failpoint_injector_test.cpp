@@ -165,3 +165,37 @@ TEST_CASE("failpoint options: a delay action without a delay, a missing failpoin
   refused("kind = \"threads\"\naction = \"explode\"", "'explode' is not one of throw, error, delay, abort");
   refused("kind = \"threads\"\nprobabilty = 0.5", "did you mean 'probability'");
 }
+
+TEST_CASE("threads against a command target that links the library (rig's own target run as a command)") {
+  temp_dir tmp;
+  const auto run = run_text(tmp, R"(name = "command-fp"
+[target]
+kind = "command"
+run = ["{rig}", "target", "--port", "{port}", "--set", "workers=2", "--set", "catch_exceptions=false"]
+
+[workloads.rr]
+kind = "tcp"
+connections = 2
+rate = "50/s"
+timeout = "500ms"
+
+[injectors.drop]
+kind = "threads"
+count = 1
+
+[[phases]]
+name = "loss"
+duration = "1s"
+inject = ["drop"]
+)");
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto r = run.report();
+  const auto& inj = r["phases"][0]["injections"][0];
+  CHECK(inj["verified"] == true);
+  CHECK(inj["verification"].get<std::string>().find("worker.handle: throw with probability 1, at most once") !=
+        std::string::npos);
+  CHECK(inj["measured"]["fired"] == 1);  // count = 1: one worker died, the other served on
+  CHECK(inj["measured"]["hits"].get<uint64_t>() > 20);
+  CHECK(r["phases"][0]["workloads"]["rr"]["errors"]["timeout"].get<uint64_t>() >= 1);  // its request never answered
+}
