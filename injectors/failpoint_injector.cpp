@@ -16,14 +16,23 @@ const std::vector<std::string_view> actions = {"throw", "error", "delay", "abort
 // How long apply() waits for the target's first process to connect.
 constexpr int connect_wait_ms = 3000;
 
+// The library's spec: "ACTION p=P count=N [delay=Dns] [errno=E]" ("off" alone).
+std::string spec_text(const std::string& action, double probability, int64_t count, int64_t delay_ns,
+                      const std::string& error) {
+  if (action == "off") return action;
+  std::string s = fmt::format("{} p={:.17g} count={}", action, probability, count);
+  if (action == "delay") s += fmt::format(" delay={}ns", delay_ns);
+  if (action == "error") s += " errno=" + error;
+  return s;
+}
+
 class failpoint_injector final : public injector {
  public:
-  explicit failpoint_injector(const option_values& v) : opts_(v), name_(v.str("failpoint")) {
-    spec_ = v.str("action");
-    spec_ += fmt::format(" p={:.17g} count={}", v.real("probability"), v.integer("count"));
-    if (v.str("action") == "delay") spec_ += fmt::format(" delay={}ns", v.duration_ns("delay"));
-    if (v.str("action") == "error") spec_ += " errno=" + v.str("error");
-  }
+  explicit failpoint_injector(const option_values& v)
+      : opts_(v),
+        name_(v.str("failpoint")),
+        spec_(spec_text(v.str("action"), v.real("probability"), v.integer("count"), v.duration_ns("delay"),
+                        v.str("error"))) {}
 
   bool needs_failpoints() const override { return true; }
 
@@ -76,13 +85,9 @@ class failpoint_injector final : public injector {
     if (!applied_) return;
     applied_ = false;
     try {
-      std::string prior = prior_.action;
-      if (prior != "off") {
-        prior += fmt::format(" p={:.17g} count={}", prior_.probability, prior_.count);
-        if (prior_.action == "delay") prior += fmt::format(" delay={}ns", prior_.delay_ns);
-        if (prior_.action == "error") prior += fmt::format(" errno={}", prior_.error);
-      }
-      channel_->request("set " + name_ + " " + prior, 1000);
+      const auto& p = prior_;
+      channel_->request("set " + name_ + " " + spec_text(p.action, p.probability, p.count, p.delay_ns, std::to_string(p.error)),
+                        1000);
     } catch (...) {
       // A target that is gone took its failpoints with it.
     }
