@@ -69,9 +69,6 @@ nlohmann::json host_facts() {
           {"os", os},                   {"hostname", name}};
 }
 
-// Resource figures of one phase from the samples between its boundaries.
-// counts_from: when the phase's injectors began to be applied; what they caused from then
-// on (an OOM kill when a cap lands below the usage) counts for the phase.
 // Where each workload's errors began, by kind: the first phase that had any, and the first
 // second of it with errors (a bug report says when a failure started, not only that it did).
 std::vector<event_row> errors_began(const std::vector<phase_result>& phases, const std::vector<window_row>& rows) {
@@ -103,6 +100,9 @@ std::vector<event_row> errors_began(const std::vector<phase_result>& phases, con
   return out;
 }
 
+// Resource figures of one phase from the samples between its boundaries.
+// counts_from: when the phase's injectors began to be applied; what they caused from then
+// on (an OOM kill when a cap lands below the usage) counts for the phase.
 nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t from, int64_t to, int64_t counts_from) {
   using nlohmann::json;
   std::vector<const resource_sample*> in;

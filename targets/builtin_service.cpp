@@ -53,7 +53,7 @@ const option_table& builtin_options() {
        .allowed = {"close", "silent", "reply"}},
       {.name = "reply_growth", .type = opt_type::size, .default_text = "\"0B\"",
        .help = "each reply grows by this per request served before it, as a reply that serializes a growing "
-               "data set does",
+               "data set does (http; a tcp workload refuses a reply larger than it asked for)",
        .min = 0, .max = 1048576},
       {.name = "reply_limit", .type = opt_type::size, .default_text = "\"0B\"",
        .help = "a reply larger than this fails inside the worker (as an out-of-memory error would); 0: no limit",

@@ -7,6 +7,8 @@
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "core/clock.hpp"
@@ -255,4 +257,24 @@ TEST_CASE("failpoint channel: when rig's end closes, what it armed is disarmed i
   CHECK(a > 0);
   CHECK(b == a);
   CHECK(c.running());
+}
+
+TEST_CASE("failpoint start configuration: RIG_FAILPOINTS arms a C target at load, and a bad one is named on stderr") {
+  auto c = child_process::spawn({.argv = {FAILPOINT_TARGET}, .capture_stdout = true,
+                                 .env = {"RIG_FAILPOINTS=c.loop=error count=3"}});
+  REQUIRE(c.read_line(5000) == std::optional<std::string>("ready"));
+  long errors = -1;
+  for (int i = 0; i < 3; ++i)  // three lines: 300 hits, long past the 3 fires
+    if (auto line = c.read_line(2000)) std::sscanf(line->c_str(), "errors=%ld", &errors);
+  CHECK(errors == 3);
+
+  const std::string err_path = std::filesystem::temp_directory_path() / ("fp-stderr-" + std::to_string(::getpid()));
+  auto bad = child_process::spawn({.argv = {FAILPOINT_TARGET}, .capture_stdout = true, .stderr_path = err_path,
+                                   .env = {"RIG_FAILPOINTS=c.loop=throw pp=0.5"}});
+  REQUIRE(bad.read_line(5000) == std::optional<std::string>("ready"));  // it runs on, with nothing armed
+  bad.stop();
+  std::ifstream in(err_path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(err_path);
+  CHECK(text.find("rig failpoint: RIG_FAILPOINTS: c.loop: unknown key 'pp' (p, count, delay, errno)") != std::string::npos);
 }
