@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/journal.hpp"
 
 namespace rig {
 
@@ -46,10 +47,12 @@ std::map<std::string, failpoint_state> parse_failpoint_stats(const std::string& 
 
 namespace {
 
-std::string socket_dir() {
-  // /run/rig when rig may make it (root), else the temp dir; either way a short path (sun_path).
-  if (::mkdir("/run/rig", 0700) == 0 || errno == EEXIST)
-    if (::access("/run/rig", W_OK) == 0) return "/run/rig";
+// rig's state directory (/run/rig, or $RIG_STATE_DIR) when rig may make it, else the temp
+// dir; either way a short path (sun_path). made: whether this made the directory.
+std::string socket_dir(bool& made) {
+  const std::string d = state_dir();
+  made = ::mkdir(d.c_str(), 0700) == 0;
+  if ((made || errno == EEXIST) && ::access(d.c_str(), W_OK) == 0) return d;
   return std::filesystem::temp_directory_path().string();
 }
 
@@ -57,7 +60,8 @@ std::string socket_dir() {
 
 failpoint_channel::failpoint_channel() {
   static std::atomic<int> seq{0};
-  path_ = socket_dir() + "/fp-" + std::to_string(::getpid()) + "-" + std::to_string(++seq) + ".sock";
+  dir_ = socket_dir(made_dir_);
+  path_ = dir_ + "/fp-" + std::to_string(::getpid()) + "-" + std::to_string(++seq) + ".sock";
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
   if (path_.size() >= sizeof a.sun_path) throw std::runtime_error("failpoint socket path too long: " + path_);
@@ -74,6 +78,7 @@ failpoint_channel::~failpoint_channel() {
   conns_.clear();
   listener_.reset();
   ::unlink(path_.c_str());
+  if (made_dir_) ::rmdir(dir_.c_str());  // left when another rig still uses it
 }
 
 std::string failpoint_channel::environment() const { return "RIG_FAILPOINT_SOCKET=" + path_; }

@@ -28,7 +28,7 @@ std::map<std::string, failpoint_state> parse_failpoint_stats(const std::string& 
 // A process that never connects leaves the channel empty; one that dies is dropped.
 class failpoint_channel {
  public:
-  failpoint_channel();  // listens on a fresh socket under /run/rig (else the temp dir)
+  failpoint_channel();  // listens on a fresh socket in rig's state dir, /run/rig (else the temp dir)
   ~failpoint_channel();
   failpoint_channel(const failpoint_channel&) = delete;
   failpoint_channel& operator=(const failpoint_channel&) = delete;
@@ -57,7 +57,8 @@ class failpoint_channel {
     pid_t pid = 0;
     line_reader in;
   };
-  std::string path_;
+  std::string dir_, path_;
+  bool made_dir_ = false;
   unique_fd listener_;
   std::vector<conn> conns_;
 };

@@ -25,6 +25,7 @@
 #include "injectors/proxy.hpp"
 #include "injectors/shim.hpp"
 #include "core/failpoint_channel.hpp"
+#include "reports/html.hpp"
 #include "reports/report.hpp"
 #include "targets/target.hpp"
 #include "workloads/load_model.hpp"
@@ -258,9 +259,11 @@ timeseries_table build_timeseries(const scenario& sc, const std::vector<window_r
   timeseries_table t;
   t.columns = {"t_s", "phase"};
   for (const auto& w : sc.workloads)
-    for (const char* c : {".ops", ".p50_us", ".p99_us", ".errors"}) t.columns.push_back(w.name + c);
-  const std::vector<std::string> resource_cols = {"target.cpu_pct",     "target.rss_bytes",   "target.threads",
-                                                  "target.live_workers", "target.queue_depth", "rig.cpu_pct"};
+    for (const char* c : {".ops", ".p50_us", ".p99_us", ".p999_us", ".errors"}) t.columns.push_back(w.name + c);
+  const std::vector<std::string> resource_cols = {
+      "target.cpu_pct",      "target.rss_bytes",    "target.threads",          "target.live_workers",
+      "target.queue_depth",  "rig.cpu_pct",         "cgroup.memory_bytes",     "cgroup.memory_cap_bytes",
+      "cgroup.cpu_pct",      "cgroup.cpu_cap_pct"};
   for (const auto& c : resource_cols) t.columns.push_back(c);
   const int64_t windows = (end_ns - start_ns + ns_per_s - 1) / ns_per_s;
   for (int64_t i = 0; i < windows; ++i) {
@@ -274,10 +277,11 @@ timeseries_table build_timeseries(const scenario& sc, const std::vector<window_r
         if (x.workload == w.name && x.index == i) r = &x;
       if (r)
         for (const auto& v : {fmt::format("{}", r->ops), fmt::format("{:.1f}", r->p50_us),
-                              fmt::format("{:.1f}", r->p99_us), fmt::format("{}", r->errors)})
+                              fmt::format("{:.1f}", r->p99_us), fmt::format("{:.1f}", r->p999_us),
+                              fmt::format("{}", r->errors)})
           row.push_back(v);
       else
-        for (int k = 0; k < 4; ++k) row.push_back(k == 0 || k == 3 ? "0" : "");
+        for (int k = 0; k < 5; ++k) row.push_back(k == 0 || k == 4 ? "0" : "");
     }
     const resource_sample *first = nullptr, *last = nullptr;
     for (const auto& s : samples)
@@ -298,6 +302,18 @@ timeseries_table build_timeseries(const scenario& sc, const std::vector<window_r
     row.push_back(counter("queue_depth"));
     row.push_back(first && first->self && last->self ? fmt::format("{:.1f}", cpu_pct_between(*first->self, *last->self))
                                                       : "");
+    // The target's cgroup against its caps, when it has one.
+    const cgroup_sample* cg = last && last->cgroup ? &*last->cgroup : nullptr;
+    const cgroup_sample* cg0 = first && first->cgroup ? &*first->cgroup : nullptr;
+    row.push_back(cg && cg->memory ? std::to_string(cg->memory->usage_bytes) : "");
+    row.push_back(cg && cg->memory_limit ? std::to_string(*cg->memory_limit) : "");
+    row.push_back(cg && cg0 && cg->cpu && cg0->cpu && last->t_ns > first->t_ns
+                      ? fmt::format("{:.1f}", double(cg->cpu->usage_ns - cg0->cpu->usage_ns) * 100 /
+                                                  double(last->t_ns - first->t_ns))
+                      : "");
+    row.push_back(cg && cg->cpu_quota_us && cg->cpu_period_us > 0
+                      ? fmt::format("{:.1f}", double(*cg->cpu_quota_us) * 100 / double(cg->cpu_period_us))
+                      : "");
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -745,8 +761,15 @@ int run_scenario(const scenario& sc, const run_options& opts) {
 
   write_json(rep, rep.run_dir + "/report.json");
   write_csv(rep.timeseries, rep.run_dir + "/timeseries.csv");
+  std::string html;
+  try {
+    html = write_html_report(rep.run_dir);
+  } catch (const std::exception& e) {
+    std::cerr << "rig: report.html not written: " << e.what() << "\n";
+  }
   out << "\n" << terminal_summary(rep, tty);
-  out << fmt::format("\nstatus: {}   report: {}/report.json\n", rep.status, rep.run_dir);
+  out << fmt::format("\nstatus: {}   report: {}/report.json{}\n", rep.status, rep.run_dir,
+                     html.empty() ? "" : "\n  open " + html);
   out.flush();
 
   if (interrupted_by) return 128 + interrupted_by;

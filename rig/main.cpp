@@ -12,6 +12,7 @@
 #include "core/signals.hpp"
 #include "injectors/injector.hpp"
 #include "injectors/proxy.hpp"
+#include "reports/html.hpp"
 #include "rig/controller.hpp"
 #include "rig/scenario.hpp"
 #include "targets/builtin_service.hpp"
@@ -241,6 +242,10 @@ int main(int argc, char** argv) {
   proxy_cmd->add_option("--toxic", toxic_flags,
                         "a toxic, e.g. latency:latency=10ms,jitter=1ms,stream=downstream (repeat to chain)");
 
+  std::string run_dir;
+  auto* report_cmd = app.add_subcommand("report", "write RUN_DIR/report.html again from the run's report.json and timeseries.csv");
+  report_cmd->add_option("run_dir", run_dir, "a run directory (runs/<stamp>-<scenario>)")->required();
+
   auto* doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
   auto* cleanup = app.add_subcommand("cleanup", "undo what a killed rig left on the host (cgroups), from its journal");
 
@@ -277,6 +282,15 @@ int main(int argc, char** argv) {
     if (*validate) return cmd_validate(file, sets);
     if (*target) return cmd_target(bind_addr, port, control, sets);
     if (*doctor) return cmd_doctor();
+    if (*report_cmd) {
+      try {
+        std::cout << write_html_report(run_dir) << "\n";
+      } catch (const std::exception& e) {
+        std::cerr << "rig report: " << e.what() << "\n";
+        return exit_usage;
+      }
+      return exit_ok;
+    }
     if (*cleanup) return cmd_cleanup();
     if (*proxy_cmd) return cmd_proxy(listen, upstream, toxic_flags);
     if (*list) {

@@ -19,6 +19,8 @@ packages=(
   redis-server              # a real server for the raw-protocol tests (not started as a service)
   iproute2                  # tc's netem distribution tables, compared with rig's own in the tests
   nginx-light               # a real HTTP server for the http workload's tests (never started as a service)
+  chromium fonts-dejavu-core  # headless, opens report.html in its test (no network: names resolve to nothing)
+  zlib1g-dev                # that test reads Chromium's PNG screenshot
 )
 for arg in "$@"; do
   case "$arg" in

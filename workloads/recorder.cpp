@@ -71,8 +71,13 @@ void window_sink::finalize(int64_t before) {
       continue;
     }
     const auto& w = *it->second;
-    done_[it->first] = window_row{it->first.first, w.index, w.ops, w.errors, double(w.latency.percentile(50)) / 1e3,
-                                  double(w.latency.percentile(99)) / 1e3};
+    done_[it->first] = window_row{it->first.first,
+                                  w.index,
+                                  w.ops,
+                                  w.errors,
+                                  double(w.latency.percentile(50)) / 1e3,
+                                  double(w.latency.percentile(99)) / 1e3,
+                                  double(w.latency.percentile(99.9)) / 1e3};
     it = open_.erase(it);
   }
 }
@@ -244,12 +249,13 @@ phase_stats phase_stats::from_wire(const nlohmann::json& j) {
 
 nlohmann::json window_row::to_wire() const {
   return {{"workload", workload}, {"index", index}, {"ops", ops}, {"errors", errors}, {"p50_us", p50_us},
-          {"p99_us", p99_us}};
+          {"p99_us", p99_us}, {"p999_us", p999_us}};
 }
 
 window_row window_row::from_wire(const nlohmann::json& j) {
   return {j.at("workload").get<std::string>(), j.at("index").get<int64_t>(), j.at("ops").get<uint64_t>(),
-          j.at("errors").get<uint64_t>(),      j.at("p50_us").get<double>(), j.at("p99_us").get<double>()};
+          j.at("errors").get<uint64_t>(),      j.at("p50_us").get<double>(), j.at("p99_us").get<double>(),
+          j.at("p999_us").get<double>()};
 }
 
 void window_sink::add_row(const window_row& r) {

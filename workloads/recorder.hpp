@@ -98,7 +98,7 @@ struct window_row {
   std::string workload;
   int64_t index = 0;  // seconds since run start
   uint64_t ops = 0, errors = 0;
-  double p50_us = 0, p99_us = 0;
+  double p50_us = 0, p99_us = 0, p999_us = 0;
   nlohmann::json to_wire() const;
   static window_row from_wire(const nlohmann::json& j);
 };

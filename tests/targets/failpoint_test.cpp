@@ -211,6 +211,21 @@ TEST_CASE("failpoint channel: each process of a forking target connects, and sta
   CHECK(ch.stats().at("c.loop").fired > 150);  // two processes, a hit a millisecond each
 }  // the forked process dies with its parent (PR_SET_PDEATHSIG)
 
+TEST_CASE("failpoint channel: its socket lives in rig's state dir, and both are gone with it") {
+  const std::string base = std::filesystem::temp_directory_path() / ("rig-state-" + std::to_string(::getpid()));
+  ::setenv("RIG_STATE_DIR", base.c_str(), 1);
+  std::string path;
+  {
+    failpoint_channel ch;
+    path = ch.path();
+    CHECK(path.rfind(base + "/fp-", 0) == 0);
+    CHECK(std::filesystem::is_socket(path));
+  }
+  ::unsetenv("RIG_STATE_DIR");
+  CHECK(!std::filesystem::exists(path));
+  CHECK(!std::filesystem::exists(base));  // it made the directory, so it removed it
+}
+
 TEST_CASE("failpoint channel: a target that never connects leaves it empty, and asking does not hang") {
   failpoint_channel ch;
   auto c = child_process::spawn({.argv = {"/bin/sleep", "30"}, .env = {ch.environment()}});

@@ -1,0 +1,23 @@
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "reports/report.hpp"
+
+namespace rig {
+
+// report.html: one self-contained file (inline SVG drawn here, inline CSS, no script, no
+// network) from what a run wrote: report.json, timeseries.csv and scenario.toml.
+std::string render_html(const nlohmann::json& report, const timeseries_table& timeseries,
+                        const std::string& scenario_text);
+
+timeseries_table read_csv(const std::string& path);
+
+// Reads RUN_DIR/report.json (required), timeseries.csv and scenario.toml (if there) and
+// writes RUN_DIR/report.html; returns its path. Throws naming the file that is missing or bad.
+std::string write_html_report(const std::string& run_dir);
+
+// Charts never carry more points per series than this: a one-hour run stays a few hundred KiB.
+constexpr size_t html_max_points = 1200;
+
+}  // namespace rig
