@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <stdexcept>
 #include <fmt/format.h>
 
 namespace rig {
@@ -42,6 +43,20 @@ bool split_number(std::string_view text, double& number, std::string_view& suffi
   suffix = text.substr(i);
   while (!suffix.empty() && suffix.front() == ' ') suffix.remove_prefix(1);
   return true;
+}
+
+template <size_t N>
+std::string pattern_of(const unit (&units)[N]) {
+  std::string alt;
+  for (const auto& u : units) {
+    alt += alt.empty() ? "" : "|";
+    for (char c : std::string_view(u.suffix)) {
+      if (std::string_view("\\^$.|?*+()[]{}/").find(c) != std::string_view::npos) alt += '\\';
+      alt += c;
+    }
+  }
+  // split_number: digits, '.', '_', an optional exponent; spaces around.
+  return "^ *[0-9._]*[0-9][0-9._]*([eE][-+]?[0-9]+)? *(" + alt + ") *$";
 }
 
 template <size_t N>
@@ -106,6 +121,15 @@ std::optional<double> parse_byte_rate(std::string_view text, std::string* why) {
 
 std::optional<double> parse_percent(std::string_view text, std::string* why) {
   return parse_with(text, percent_units, "a percentage, e.g. \"25%\"", why);
+}
+
+std::string unit_pattern(std::string_view kind) {
+  if (kind == "duration") return pattern_of(duration_units);
+  if (kind == "size") return pattern_of(size_units);
+  if (kind == "op_rate") return pattern_of(op_rate_units);
+  if (kind == "byte_rate") return pattern_of(byte_rate_units);
+  if (kind == "percent") return pattern_of(percent_units);
+  throw std::invalid_argument("unit_pattern: no unit kind '" + std::string(kind) + "'");
 }
 
 std::string format_duration_us(double us) {

@@ -15,6 +15,10 @@ std::optional<double> parse_op_rate(std::string_view text, std::string* why = nu
 std::optional<double> parse_byte_rate(std::string_view text, std::string* why = nullptr);   // bytes/s
 std::optional<double> parse_percent(std::string_view text, std::string* why = nullptr);     // 0..1
 
+// A regular expression (ECMAScript, as JSON Schema uses) that matches exactly the texts the
+// parser of `kind` reads: duration, size, op_rate, byte_rate or percent. For editors.
+std::string unit_pattern(std::string_view kind);
+
 // Human-readable forms for terminal output.
 std::string format_duration_us(double us);    // "87.0us", "44.1ms", "1.20s"
 std::string format_bytes(double bytes);       // "512B", "64.0KiB", "1.5MiB"

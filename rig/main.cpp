@@ -15,6 +15,7 @@
 #include "reports/html.hpp"
 #include "rig/controller.hpp"
 #include "rig/scenario.hpp"
+#include "rig/schema.hpp"
 #include "targets/builtin_service.hpp"
 #include "targets/target.hpp"
 #include "workloads/helper.hpp"
@@ -246,6 +247,8 @@ int main(int argc, char** argv) {
   auto* report_cmd = app.add_subcommand("report", "write RUN_DIR/report.html again from the run's report.json and timeseries.csv");
   report_cmd->add_option("run_dir", run_dir, "a run directory (runs/<stamp>-<scenario>)")->required();
 
+  auto* schema_cmd = app.add_subcommand("schema", "print a JSON Schema of the scenario language (for TOML editors)");
+
   auto* doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
   auto* cleanup = app.add_subcommand("cleanup", "undo what a killed rig left on the host (cgroups), from its journal");
 
@@ -281,6 +284,10 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(file, sets, out_dir);
     if (*validate) return cmd_validate(file, sets);
     if (*target) return cmd_target(bind_addr, port, control, sets);
+    if (*schema_cmd) {
+      std::cout << scenario_schema().dump(2) << "\n";
+      return exit_ok;
+    }
     if (*doctor) return cmd_doctor();
     if (*report_cmd) {
       try {

@@ -19,8 +19,6 @@ const kind_decl* scenario::injector(const std::string& name) const {
   return nullptr;
 }
 
-namespace {
-
 const option_table& top_options() {
   static const option_table t = {
       {.name = "name", .type = opt_type::string, .default_text = "",
@@ -51,6 +49,8 @@ const option_table& expect_options() {
   };
   return t;
 }
+
+namespace {
 
 const std::vector<std::string> top_level_sections = {"target", "workloads", "injectors", "phases", "expect"};
 

@@ -37,6 +37,11 @@ struct scenario {
   const kind_decl* injector(const std::string& name) const;
 };
 
+// The keys of the scenario itself, of each [[phases]] entry and of [expect].
+const option_table& top_options();
+const option_table& phase_options();
+const option_table& expect_options();
+
 // Loads and validates; throws input_error holding every problem found.
 scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
 scenario parse_scenario(const std::string& text, const std::string& file,

@@ -21,6 +21,7 @@ packages=(
   nginx-light               # a real HTTP server for the http workload's tests (never started as a service)
   chromium fonts-dejavu-core  # headless, opens report.html in its test (no network: names resolve to nothing)
   zlib1g-dev                # that test reads Chromium's PNG screenshot
+  python3-jsonschema        # validates scenarios/ against `rig schema` (with python3's tomllib)
 )
 for arg in "$@"; do
   case "$arg" in
