@@ -343,6 +343,8 @@ workload_phase_result summarize(const std::string& name, const phase_stats& s, d
 int run_scenario(const scenario& sc, const run_options& opts) {
   std::ostream& out = opts.out ? *opts.out : std::cout;
   const bool tty = opts.out == nullptr && isatty(STDOUT_FILENO);
+  std::ostream null_out(nullptr);  // --quiet: what only a person watching wants goes nowhere
+  std::ostream& chatty = opts.quiet ? null_out : out;
 
   // A rig killed mid-run left changes on this host: undo them first.
   if (const auto stale = stale_journals(); !stale.empty()) {
@@ -455,10 +457,10 @@ int run_scenario(const scenario& sc, const run_options& opts) {
 
   int64_t total_ns = 0;
   for (const auto& p : sc.phases) total_ns += p.duration_ns;
-  out << fmt::format("rig {}: {} — {} phase{}, {:.1f}s\n", RIG_VERSION, sc.name, sc.phases.size(),
-                     sc.phases.size() == 1 ? "" : "s", double(total_ns) / 1e9);
-  if (!sc.description.empty()) out << "  " << sc.description << "\n";
-  out.flush();
+  chatty << fmt::format("rig {}: {} — {} phase{}, {:.1f}s\n", RIG_VERSION, sc.name, sc.phases.size(),
+                        sc.phases.size() == 1 ? "" : "s", double(total_ns) / 1e9);
+  if (!sc.description.empty()) chatty << "  " << sc.description << "\n";
+  chatty.flush();
 
   // In a memfd, so a workload run by a helper process in the target's cgroup sees the phases change.
   shared_clock_cell clock_cell = shared_clock_cell::create();
@@ -599,10 +601,11 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       clock.phase.store(int(pi), std::memory_order_release);
       pr.start_s = t_s(p0);
       pr.start_wall = wall_s();
-      out << fmt::format("▶ {} ({:.1f}s){}\n", ph.name, double(ph.duration_ns) / 1e9,
-                         ph.inject.empty() ? "" : ": injecting");
+      chatty << fmt::format("▶ {} ({:.1f}s){}\n", ph.name, double(ph.duration_ns) / 1e9,
+                            ph.inject.empty() ? "" : ": injecting");
       for (const auto& i : pr.injections)
-        out << fmt::format("    {} {} — {}\n", i.verified ? "✓" : "✗", i.name, i.verification);
+        if (!i.verified || !opts.quiet)  // an injection that did not take is said even when quiet
+          out << fmt::format("    {} {} — {}\n", i.verified ? "✓" : "✗", i.name, i.verification);
       out.flush();
       rep.phases.push_back(std::move(pr));
       phase_windows.push_back({int(pi), p0, p0, applied_at});
@@ -610,7 +613,8 @@ int run_scenario(const scenario& sc, const run_options& opts) {
 
       const int64_t p_end = p0 + ph.duration_ns;
       limit_event_this_phase = false;
-      int64_t next_progress = p0 + ns_per_s;
+      const int64_t progress_every = tty ? ns_per_s : int64_t(std::max(1, opts.progress_every_s)) * ns_per_s;
+      int64_t next_progress = p0 + progress_every;
       for (;;) {
         const int64_t now = mono_ns();
         if (now >= p_end) break;
@@ -651,16 +655,22 @@ int run_scenario(const scenario& sc, const run_options& opts) {
           break;
         }
         windows.finalize((mono_ns() - run_start) / ns_per_s - 1);  // a second of grace for late threads
-        if (tty && mono_ns() >= next_progress) {
-          next_progress += ns_per_s;
-          std::string line = fmt::format("\r  {} {:.0f}/{:.0f}s", ph.name, double(mono_ns() - p0) / 1e9,
-                                         double(ph.duration_ns) / 1e9);
+        if (!opts.quiet && mono_ns() >= next_progress) {
+          next_progress += progress_every;
+          // Phase i/n, elapsed of the phase and of the run, and each workload's last second.
+          std::string line = fmt::format("  [{}/{}] {} {:.0f}/{:.0f}s (run {:.0f}/{:.0f}s)", pi + 1, sc.phases.size(),
+                                         ph.name, double(mono_ns() - p0) / 1e9, double(ph.duration_ns) / 1e9,
+                                         double(mono_ns() - run_start) / 1e9, double(total_ns) / 1e9);
           for (const auto& r : windows.latest())
-            line += fmt::format("  {}: {} ops/s p99 {}", r.workload, r.ops, format_duration_us(r.p99_us));
-          out << line << "\033[K" << std::flush;
+            line += fmt::format("  {}: {} ops/s p99 {} errors {}", r.workload, format_count(double(r.ops)),
+                                r.ops ? format_duration_us(r.p99_us) : "-", format_count(double(r.errors)));
+          if (tty)
+            out << "\r" << line << "\033[K" << std::flush;
+          else
+            out << line << "\n" << std::flush;
         }
       }
-      if (tty) out << "\r\033[K";
+      if (tty && !opts.quiet) out << "\r\033[K";
       for (size_t k = 0; k < ph.inject.size(); ++k)
         rep.phases[*open_phase].injections[k].measured.update(injectors.at(ph.inject[k])->measure(ctx));
       close_phase(!interrupted_by && target_death.empty());
@@ -767,7 +777,10 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   } catch (const std::exception& e) {
     std::cerr << "rig: report.html not written: " << e.what() << "\n";
   }
-  out << "\n" << terminal_summary(rep, tty);
+  chatty << "\n" << terminal_summary(rep, tty);
+  if (opts.quiet)
+    for (const auto& e : rep.expectations)
+      if (!e.ok) out << fmt::format("FAIL {}  (actual {})\n", e.expr, e.actual);
   out << fmt::format("\nstatus: {}   report: {}/report.json{}\n", rep.status, rep.run_dir,
                      html.empty() ? "" : "\n  open " + html);
   out.flush();

@@ -10,6 +10,8 @@ struct run_options {
   std::string out_base = "runs";  // run directories go under this
   std::string rig_exe;            // the binary that serves `rig target`
   std::ostream* out = nullptr;    // progress and summary (stdout when null)
+  bool quiet = false;             // only warnings, failed checks and the status line (for CI)
+  int progress_every_s = 5;       // when stdout is not a terminal: a plain progress line this often
 };
 
 // Exit codes of `rig run` (DESIGN.md).

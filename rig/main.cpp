@@ -139,7 +139,8 @@ int cmd_validate(const std::string& file, const std::vector<std::string>& sets) 
   }
 }
 
-int cmd_run(const std::string& file, const std::vector<std::string>& sets, const std::string& out_dir) {
+int cmd_run(const std::string& file, const std::vector<std::string>& sets, const std::string& out_dir, bool quiet,
+            int progress_s) {
   scenario sc;
   try {
     sc = load_scenario(file, sets);
@@ -151,6 +152,8 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
   run_options o;
   o.out_base = out_dir;
   o.rig_exe = self_exe();
+  o.quiet = quiet;
+  o.progress_every_s = progress_s;
   return run_scenario(sc, o);
 }
 
@@ -225,6 +228,12 @@ int main(int argc, char** argv) {
   run->add_option("--set", sets, "override a scenario key, e.g. --set workloads.rr.rate=1000/s "
                                  "or --set phases.nagle.duration=2s (repeatable)");
   run->add_option("--out", out_dir, "directory the run directory is created in")->capture_default_str();
+  bool quiet = false;
+  run->add_flag("-q,--quiet", quiet, "no progress or tables: only warnings, failed checks and the status line (for CI)");
+  int progress_s = 5;
+  run->add_option("--progress", progress_s, "seconds between progress lines when stdout is not a terminal")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
 
   auto* validate = app.add_subcommand("validate", "check a scenario; print OK or every error");
   validate->add_option("file", file, "scenario file (TOML)")->required();
@@ -281,7 +290,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*workload_helper) return run_workload_helper();
-    if (*run) return cmd_run(file, sets, out_dir);
+    if (*run) return cmd_run(file, sets, out_dir, quiet, progress_s);
     if (*validate) return cmd_validate(file, sets);
     if (*target) return cmd_target(bind_addr, port, control, sets);
     if (*schema_cmd) {

@@ -348,3 +348,41 @@ TEST_CASE("rig target runs the built-in target alone and stops on SIGTERM") {
   CHECK(bad.err.find("did you mean 'workers'") != std::string::npos);
 }
 
+
+TEST_CASE("progress: plain lines with phase i/n, elapsed and the last second when not a terminal, none with --quiet") {
+  temp_dir tmp;
+  const auto loud = run_rig(run_args(RIG_SOURCE_DIR "/scenarios/quickstart.toml", tmp.path,
+                                     {{"baseline", "2s"}, {"nagle", "2s"}, {"recovery", "1s"}}),
+                            tmp.path);
+  REQUIRE(loud.code == 0);
+  auto args = run_args(RIG_SOURCE_DIR "/scenarios/quickstart.toml", tmp.path,
+                       {{"baseline", "2s"}, {"nagle", "2s"}, {"recovery", "1s"}});
+  args.push_back("--progress");
+  args.push_back("1");
+  const auto each_second = run_rig(args, tmp.path);
+  REQUIRE(each_second.code == 0);
+  const std::string text = each_second.stdout_text();
+  INFO(text);
+  CHECK(text.find("  [1/3] baseline 1/2s (run 1/5s)") != std::string::npos);
+  // Each workload's figures are its last whole second, summarized once its threads handed it in.
+  CHECK(text.find("  [1/3] baseline 2/2s (run 2/5s)  rr: ") != std::string::npos);
+  CHECK(text.find("  [2/3] nagle 1/2s (run 3/5s)  rr: ") != std::string::npos);
+  CHECK(text.find("ops/s p99 ") != std::string::npos);
+  CHECK(text.find(" errors 0") != std::string::npos);
+  CHECK(text.find("\r") == std::string::npos);  // no terminal control when stdout is a pipe
+  CHECK(loud.stdout_text().find("[1/3]") == std::string::npos);  // 5 s apart by default: none in 2 s phases
+
+  args.push_back("--quiet");
+  args.push_back("--set");
+  args.push_back("expect.checks=[\"baseline.rr.errors > 0\", \"nagle.rr.errors == 0\"]");
+  const auto quiet = run_rig(args, tmp.path);
+  CHECK(quiet.code == 1);
+  const std::string q = quiet.stdout_text();
+  INFO(q);
+  CHECK(q.find("▶") == std::string::npos);
+  CHECK(q.find("[1/3]") == std::string::npos);
+  CHECK(q.find("phase ") == std::string::npos);  // no table
+  CHECK(q.find("FAIL baseline.rr.errors > 0  (actual 0)") != std::string::npos);
+  CHECK(q.find("nagle.rr.errors == 0") == std::string::npos);  // passing checks are not listed
+  CHECK(q.find("status: ok   report: ") != std::string::npos);
+}
