@@ -8,6 +8,7 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "core/units.hpp"
 
@@ -38,6 +39,15 @@ std::string slurp_file(const std::string& path) {
   s << in.rdbuf();
   return s.str();
 }
+
+// j[key] when it is there, else an empty value of the same shape: a reference that stays valid.
+const json& member(const json& j, const char* key, bool array = false) {
+  static const json empty_object = json::object(), empty_array = json::array();
+  if (j.is_object() && j.contains(key)) return j[key];
+  return array ? empty_array : empty_object;
+}
+
+std::string fs_name(const std::string& dir) { return std::filesystem::path(dir).filename().string(); }
 
 double num(const json& j, const char* key, double otherwise = nan_v) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return otherwise;
@@ -510,16 +520,144 @@ std::string render_html(const json& r, const timeseries_table& ts, const std::st
   return o;
 }
 
-std::string write_html_report(const std::string& run_dir) {
+namespace {
+
+json read_report(const std::string& run_dir) {
   const std::string json_path = run_dir + "/report.json";
   std::ifstream in(json_path);
   if (!in) throw std::runtime_error("no report.json in " + run_dir + " (is it a run directory written by `rig run`?)");
-  json r;
   try {
-    r = json::parse(in);
+    return json::parse(in);
   } catch (const std::exception& e) {
     throw std::runtime_error(json_path + ": not valid JSON: " + e.what());
   }
+}
+
+// One row of the comparison: a phase and workload present in both runs, or in one.
+struct compare_row {
+  std::string phase, workload;
+  const json* a = nullptr;  // the workload's figures in the phase, per run
+  const json* b = nullptr;
+};
+
+std::vector<compare_row> compare_rows(const json& a, const json& b) {
+  std::vector<compare_row> rows;
+  auto find = [](const json& r, const std::string& phase, const std::string& w) -> const json* {
+    for (const auto& p : member(r, "phases", true))
+      if (p.value("name", "") == phase && member(p, "workloads").contains(w)) return &p["workloads"][w];
+    return nullptr;
+  };
+  for (const json* r : {&a, &b})
+    for (const auto& p : member(*r, "phases", true))
+      for (const auto& [w, _] : member(p, "workloads").items()) {
+        const std::string ph = p.value("name", "");
+        bool seen = false;
+        for (const auto& row : rows) seen = seen || (row.phase == ph && row.workload == w);
+        if (!seen) rows.push_back({ph, w, find(a, ph, w), find(b, ph, w)});
+      }
+  return rows;
+}
+
+double lat(const json* w, const char* k) {
+  if (!w || num((*w)["latency_us"], "count", 0) == 0) return nan_v;
+  return num((*w)["latency_us"], k);
+}
+double thr(const json* w) { return w ? num(*w, "throughput_ops_s") : nan_v; }
+double errs(const json* w) {
+  if (!w) return nan_v;
+  double n = 0;
+  for (const auto& [k, v] : member(*w, "errors").items()) n += v.get<double>();
+  return n;
+}
+std::string ratio(double a, double b) {
+  if (std::isnan(a) || std::isnan(b) || a <= 0) return "–";
+  return fmt::format("{:.2f}×", b / a);
+}
+std::string lat_text(double v) { return std::isnan(v) ? "–" : format_duration_us(v); }
+std::string thr_text(double v) { return std::isnan(v) ? "–" : format_count(v); }
+
+}  // namespace
+
+std::string compare_runs(const std::string& dir_a, const std::string& dir_b, const std::string& html_path) {
+  const json a = read_report(dir_a), b = read_report(dir_b);
+  const auto rows = compare_rows(a, b);
+  const std::string name_a = fs_name(dir_a), name_b = fs_name(dir_b);
+  // The terminal: one line per phase x workload, A then B then B/A.
+  size_t pw = 5, ww = 8;
+  for (const auto& r : rows) {
+    pw = std::max(pw, r.phase.size());
+    ww = std::max(ww, r.workload.size());
+  }
+  std::string t = fmt::format("A: {}\nB: {}\n\n", dir_a, dir_b);
+  t += fmt::format("{:<{}}  {:<{}}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>7} {:>7}\n", "phase", pw,
+                   "workload", ww, "ops/s A", "B", "B/A", "p50 A", "B", "B/A", "p99 A", "B", "B/A", "errs A", "B");
+  for (const auto& r : rows) {
+    t += fmt::format("{:<{}}  {:<{}}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>7} {:>7}{}\n", r.phase,
+                     pw, r.workload, ww, thr_text(thr(r.a)), thr_text(thr(r.b)), ratio(thr(r.a), thr(r.b)),
+                     lat_text(lat(r.a, "p50")), lat_text(lat(r.b, "p50")), ratio(lat(r.a, "p50"), lat(r.b, "p50")),
+                     lat_text(lat(r.a, "p99")), lat_text(lat(r.b, "p99")), ratio(lat(r.a, "p99"), lat(r.b, "p99")),
+                     thr_text(errs(r.a)), thr_text(errs(r.b)),
+                     !r.a ? "  (only in B)" : !r.b ? "  (only in A)" : "");
+  }
+  // compare.html: the same table, and A's and B's per-second latency on one time axis.
+  const timeseries_table ta = read_csv(dir_a + "/timeseries.csv"), tb = read_csv(dir_b + "/timeseries.csv");
+  const columns ca{ta}, cb{tb};
+  std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>rig compare</title><style>" +
+                  std::string(css) + "</style></head><body>\n<h1>rig compare</h1>\n<dl class=\"facts\">";
+  for (const auto& [label, dir, r] : {std::tuple{"A", dir_a, &a}, std::tuple{"B", dir_b, &b}})
+    o += fmt::format("<dt>{}</dt><dd>{} — {} <span class=\"badge {}\">{}</span></dd>", label, esc(dir),
+                     esc(r->contains("scenario") ? (*r)["scenario"].value("name", "") : ""),
+                     r->value("status", "") == "ok" ? "ok" : "bad", esc(r->value("status", "?")));
+  o += "</dl>\n<h2>Phases, B against A</h2><table><tr><th>phase</th><th>workload</th><th>ops/s A</th><th>ops/s B</th>"
+       "<th>B/A</th><th>p50 A</th><th>p50 B</th><th>B/A</th><th>p99 A</th><th>p99 B</th><th>B/A</th><th>p99.9 A</th>"
+       "<th>p99.9 B</th><th>errors A</th><th>errors B</th></tr>";
+  for (const auto& r : rows)
+    o += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                     "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                     "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                     "<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                     esc(r.phase), esc(r.workload), thr_text(thr(r.a)), thr_text(thr(r.b)), ratio(thr(r.a), thr(r.b)),
+                     lat_text(lat(r.a, "p50")), lat_text(lat(r.b, "p50")), ratio(lat(r.a, "p50"), lat(r.b, "p50")),
+                     lat_text(lat(r.a, "p99")), lat_text(lat(r.b, "p99")), ratio(lat(r.a, "p99"), lat(r.b, "p99")),
+                     lat_text(lat(r.a, "p999")), lat_text(lat(r.b, "p999")), thr_text(errs(r.a)), thr_text(errs(r.b)));
+  o += "</table>\n<h2>Over time</h2>\n";
+  double x_max = 1;
+  for (const auto* x : {&ca, &cb})
+    for (double v : x->x())
+      if (!std::isnan(v)) x_max = std::max(x_max, v + 1);
+  std::vector<band> bands;  // A's phases
+  for (const auto& p : member(a, "phases", true))
+    bands.push_back({num(p, "start_s", 0), num(p, "end_s", 0), "A: " + p.value("name", ""),
+                     !p.value("injections", json::array()).empty()});
+  std::vector<std::string> workloads;
+  for (const json* r : {&a, &b})
+    for (const auto& [w, _] : member(*r, "workloads").items())
+      if (std::find(workloads.begin(), workloads.end(), w) == workloads.end()) workloads.push_back(w);
+  chart lat_chart{"latency", "p99 per second, A (solid) and B (dashed), phases of A shaded", "latency", true, x_max, bands};
+  lat_chart.format_y = &fmt_latency;
+  chart thr_chart{"throughput", "Throughput per second, A (solid) and B (dashed)", "per second", false, x_max, bands};
+  for (size_t wi = 0; wi < workloads.size(); ++wi) {
+    const std::string& w = workloads[wi];
+    for (const auto& [label, cols, dash] : {std::tuple{"A", &ca, ""}, std::tuple{"B", &cb, "6 3"}}) {
+      if (cols->has(w + ".p99_us")) {
+        series s{std::string(label) + " " + w + " p99", palette[wi % 8], cols->x(), cols->get(w + ".p99_us"), dash};
+        s.peak = true;
+        lat_chart.lines.push_back(std::move(s));
+      }
+      if (cols->has(w + ".ops"))
+        thr_chart.lines.push_back({std::string(label) + " " + w + " ops/s", palette[wi % 8], cols->x(), cols->get(w + ".ops"), dash});
+    }
+  }
+  o += svg_chart(lat_chart) + svg_chart(thr_chart);
+  o += "<p class=\"small\">Ratios are B/A: below 1× B is faster (latency) or slower (throughput).</p></body></html>\n";
+  std::ofstream out(html_path);
+  if (!out) throw std::runtime_error("cannot write " + html_path);
+  out << o;
+  return t + "\nB/A below 1×: B's latency is lower, or its throughput is. Charts: " + html_path + "\n";
+}
+
+std::string write_html_report(const std::string& run_dir) {
+  const json r = read_report(run_dir);
   const std::string html = render_html(r, read_csv(run_dir + "/timeseries.csv"), slurp_file(run_dir + "/scenario.toml"));
   const std::string out_path = run_dir + "/report.html";
   std::ofstream out(out_path);

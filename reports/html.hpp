@@ -17,6 +17,10 @@ timeseries_table read_csv(const std::string& path);
 // writes RUN_DIR/report.html; returns its path. Throws naming the file that is missing or bad.
 std::string write_html_report(const std::string& run_dir);
 
+// `rig compare RUN_A RUN_B`: each phase and workload of B beside A (matched by name) with
+// the ratios B/A, as terminal text (returned) and as compare.html written to html_path.
+std::string compare_runs(const std::string& dir_a, const std::string& dir_b, const std::string& html_path);
+
 // Charts never carry more points per series than this: a one-hour run stays a few hundred KiB.
 constexpr size_t html_max_points = 1200;
 

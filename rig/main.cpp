@@ -256,6 +256,12 @@ int main(int argc, char** argv) {
   auto* report_cmd = app.add_subcommand("report", "write RUN_DIR/report.html again from the run's report.json and timeseries.csv");
   report_cmd->add_option("run_dir", run_dir, "a run directory (runs/<stamp>-<scenario>)")->required();
 
+  std::string run_a, run_b, compare_out = "compare.html";
+  auto* compare_cmd = app.add_subcommand("compare", "each phase of RUN_B beside RUN_A with ratios (before/after a fix)");
+  compare_cmd->add_option("run_a", run_a, "the run before (a run directory)")->required();
+  compare_cmd->add_option("run_b", run_b, "the run after")->required();
+  compare_cmd->add_option("--out", compare_out, "where to write the HTML comparison")->capture_default_str();
+
   auto* schema_cmd = app.add_subcommand("schema", "print a JSON Schema of the scenario language (for TOML editors)");
 
   auto* doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
@@ -298,6 +304,15 @@ int main(int argc, char** argv) {
       return exit_ok;
     }
     if (*doctor) return cmd_doctor();
+    if (*compare_cmd) {
+      try {
+        std::cout << compare_runs(run_a, run_b, compare_out);
+      } catch (const std::exception& e) {
+        std::cerr << "rig compare: " << e.what() << "\n";
+        return exit_usage;
+      }
+      return exit_ok;
+    }
     if (*report_cmd) {
       try {
         std::cout << write_html_report(run_dir) << "\n";

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "../helpers.hpp"
 #include "png.hpp"
@@ -203,4 +204,46 @@ TEST_CASE("report.html of a real run in headless Chromium: the page loads and it
   CHECK(blue > 300);
   CHECK(tint > 10'000);
   CHECK(variance > 100);
+}
+
+TEST_CASE("rig compare: before and after a fix, side by side with ratios, in the terminal and compare.html") {
+  temp_dir tmp;
+  const std::vector<std::pair<std::string, std::string>> short_phases = {{"baseline", "1s"}, {"nagle", "1s"}, {"recovery", "1s"}};
+  const auto before = run_rig(run_args(RIG_SOURCE_DIR "/scenarios/quickstart.toml", tmp.path + "/a", short_phases), tmp.path);
+  auto after_args = run_args(RIG_SOURCE_DIR "/scenarios/quickstart.toml", tmp.path + "/b", short_phases);
+  after_args.insert(after_args.end(), {"--set", "target.reply_writes=1"});  // the fix: one write per reply
+  const auto after = run_rig(after_args, tmp.path);
+  REQUIRE(before.code == 0);
+  REQUIRE(after.code == 1);  // its check that nagle stalls no longer holds: the fix worked
+  const std::string a = fs::path(report_path(before.out)).parent_path().string();
+  const std::string b = fs::path(report_path(after.out)).parent_path().string();
+  const auto cmp = run_rig({"compare", a, b, "--out", tmp.path + "/compare.html"}, tmp.path);
+  INFO(cmp.stdout_text() << cmp.err);
+  REQUIRE(cmp.code == 0);
+  std::string nagle_line;
+  for (const auto& l : cmp.out)
+    if (l.rfind("nagle", 0) == 0) nagle_line = l;
+  REQUIRE(!nagle_line.empty());
+  // ops/s A, B, B/A, p50 A, B, B/A: the fixed p50 is a small fraction of the stalled one.
+  std::istringstream cells(nagle_line);
+  std::vector<std::string> c;
+  for (std::string x; cells >> x;) c.push_back(x);
+  REQUIRE(c.size() >= 8);
+  CHECK(std::stod(c[4]) > 10);      // ops/s B/A: many times more
+  CHECK(std::stod(c[7]) < 0.1);     // p50 B/A
+  const std::string html = slurp(tmp.path + "/compare.html");
+  CHECK(html.find("data-name=\"A rr p99\"") != std::string::npos);
+  CHECK(html.find("data-name=\"B rr p99\"") != std::string::npos);
+  CHECK(html.find("<th>B/A</th>") != std::string::npos);
+
+  // A phase only one run has is listed as such; a directory that is not a run is named.
+  auto j = nlohmann::json::parse(slurp(b + "/report.json"));
+  j["phases"][2]["name"] = "after_fix";
+  std::ofstream(b + "/report.json") << j.dump();
+  const auto renamed = run_rig({"compare", a, b, "--out", tmp.path + "/compare2.html"}, tmp.path);
+  CHECK(renamed.stdout_text().find("(only in A)") != std::string::npos);
+  CHECK(renamed.stdout_text().find("(only in B)") != std::string::npos);
+  const auto bad = run_rig({"compare", a, tmp.path + "/none"}, tmp.path);
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("no report.json in " + tmp.path + "/none") != std::string::npos);
 }
