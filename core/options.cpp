@@ -1,5 +1,7 @@
 #include "core/options.hpp"
 
+#include <sstream>
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -7,6 +9,13 @@
 #include "core/units.hpp"
 
 namespace rig {
+
+std::string toml_literal(opt_type type, const std::string& text) {
+  if (type == opt_type::boolean || type == opt_type::integer || type == opt_type::real) return text;
+  std::ostringstream out;
+  out << toml::value<std::string>(text);
+  return out.str();
+}
 
 std::string_view type_name(opt_type t) {
   switch (t) {

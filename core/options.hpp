@@ -30,6 +30,9 @@ struct option_spec {
 
 using option_table = std::vector<option_spec>;
 
+// A value as --set writes it: strings (and unit-bearing text) quoted, numbers and booleans bare.
+std::string toml_literal(opt_type type, const std::string& text);
+
 std::string_view type_name(opt_type t);    // "duration", "size", ...
 std::string_view unit_hint(opt_type t);    // "e.g. \"250ms\""
 std::string describe_range(const option_spec& s);  // "1 .. 100000", "" when unbounded

@@ -93,6 +93,7 @@ struct series {
   std::vector<double> xs, ys;
   const char* dash = "";  // stroke-dasharray
   bool peak = false;      // downsampled by the bucket's maximum (tails), else its mean
+  std::vector<double> lo, hi;  // the spread at each point (error bars), when there is one
 };
 
 struct band {
@@ -108,6 +109,10 @@ struct chart {
   std::vector<band> bands;
   std::vector<series> lines;
   std::string (*format_y)(double) = nullptr;
+  // A categorical x axis (a sweep's levels at 0, 1, ...) instead of time, and marked levels.
+  std::vector<std::string> x_labels;
+  std::string x_title = "time since the run started (s)";
+  std::vector<std::pair<double, std::string>> markers;
 };
 
 const char* palette[] = {"#2563eb", "#dc2626", "#059669", "#7c3aed", "#d97706", "#0891b2", "#be185d", "#4b5563"};
@@ -166,6 +171,13 @@ std::string svg_chart(chart c) {
         hi = std::max(hi, y);
       }
   }
+  for (const auto& s : c.lines)  // the spread counts toward the range
+    for (const auto* v : {&s.lo, &s.hi})
+      for (double y : *v)
+        if (!std::isnan(y) && (!c.log_y || y > 0)) {
+          lo = std::min(lo, y);
+          hi = std::max(hi, y);
+        }
   std::string o = fmt::format(
       "<figure class=\"chart\" id=\"{}\"><figcaption>{}</figcaption>"
       "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
@@ -184,7 +196,11 @@ std::string svg_chart(chart c) {
     y0 = std::min(0.0, lo);
     y1 = hi <= y0 ? y0 + 1 : hi * 1.08;
   }
-  auto X = [&](double x) { return L + pw * std::clamp(x / c.x_max, 0.0, 1.0); };
+  const bool levels = !c.x_labels.empty();
+  auto X = [&](double x) {
+    if (levels) return L + pw * (x + 0.5) / double(c.x_labels.size());
+    return L + pw * std::clamp(x / c.x_max, 0.0, 1.0);
+  };
   auto Y = [&](double y) {
     const double f = c.log_y ? (std::log10(std::max(y, y0)) - std::log10(y0)) / (std::log10(y1) - std::log10(y0))
                              : (y - y0) / (y1 - y0);
@@ -211,11 +227,20 @@ std::string svg_chart(chart c) {
                        "x=\"{}\" y=\"{:.1f}\">{}</text>",
                        L, L + pw, Y(v), Y(v), L - 6, Y(v) + 4, esc(fy(v)));
   }
-  const double xstep = nice_step(c.x_max, 10);
-  for (double v = 0; v <= c.x_max + 1e-9; v += xstep)
-    o += fmt::format("<text class=\"tick x\" x=\"{:.1f}\" y=\"{}\">{:g}</text>", X(v), T + ph + 16, v);
-  o += fmt::format("<text class=\"axis-label\" x=\"{}\" y=\"{}\">time since the run started (s)</text>", L + pw / 2,
-                   H - 4);
+  if (levels) {
+    for (size_t i = 0; i < c.x_labels.size(); ++i)
+      o += fmt::format("<text class=\"tick x\" x=\"{:.1f}\" y=\"{}\">{}</text>", X(double(i)), T + ph + 16,
+                       esc(c.x_labels[i]));
+  } else {
+    const double xstep = nice_step(c.x_max, 10);
+    for (double v = 0; v <= c.x_max + 1e-9; v += xstep)
+      o += fmt::format("<text class=\"tick x\" x=\"{:.1f}\" y=\"{}\">{:g}</text>", X(v), T + ph + 16, v);
+  }
+  o += fmt::format("<text class=\"axis-label\" x=\"{}\" y=\"{}\">{}</text>", L + pw / 2, H - 4, esc(c.x_title));
+  for (const auto& [x, label] : c.markers)
+    o += fmt::format("<line class=\"marker\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\"/>"
+                     "<text class=\"marker-label\" x=\"{3:.1f}\" y=\"{4}\">{5}</text>",
+                     X(x), T, T + ph, X(x) + 4, T + 14, esc(label));
   o += fmt::format("<text class=\"axis-label\" transform=\"translate(14 {}) rotate(-90)\">{}{}</text>", T + ph / 2,
                    esc(c.y_unit), c.log_y ? " (log)" : "");
   o += fmt::format("<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", L, T, pw, ph);
@@ -238,6 +263,14 @@ std::string svg_chart(chart c) {
       ++points;
     }
     flush();
+    for (size_t i = 0; i < s.lo.size() && i < s.hi.size() && i < s.xs.size(); ++i)  // spread: min to max
+      if (!std::isnan(s.lo[i]) && !std::isnan(s.hi[i]) && (!c.log_y || s.lo[i] > 0))
+        body += fmt::format("<line class=\"spread\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>",
+                            X(s.xs[i]), Y(s.lo[i]), Y(s.hi[i]));
+    if (levels)
+      for (size_t i = 0; i < s.xs.size(); ++i)
+        if (!std::isnan(s.ys[i]) && (!c.log_y || s.ys[i] > 0))
+          body += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>", X(s.xs[i]), Y(s.ys[i]), s.color);
     o += fmt::format("<g class=\"series\" data-name=\"{}\" data-points=\"{}\" stroke=\"{}\"{}>{}</g>", esc(s.name),
                      points, s.color, *s.dash ? fmt::format(" stroke-dasharray=\"{}\"", s.dash) : "", body);
     const double ly = T + 8 + 18 * double(si);
@@ -287,7 +320,7 @@ svg{max-width:100%;height:auto;font-size:11px}svg .frame{fill:none;stroke:#9ca3a
 svg .phase{fill:#ffffff}svg .phase.odd{fill:#f3f4f6}svg .phase.injected{fill:#fff1db}
 svg .phase-label{fill:#374151;font-weight:600}svg .tick{fill:#4b5563}svg .tick.y{text-anchor:end}svg .tick.x{text-anchor:middle}
 svg .axis-label{fill:#374151;text-anchor:middle}svg .series polyline{fill:none;stroke-width:1.6}svg .legend-line{stroke-width:2}
-svg .legend{fill:#111827}svg .empty{fill:#9ca3af;text-anchor:middle}
+svg .legend{fill:#111827}svg .spread{stroke-width:1.2;stroke-dasharray:none}svg .marker{stroke:#b91c1c;stroke-width:1.5;stroke-dasharray:5 3}svg .marker-label{fill:#b91c1c;font-weight:600}svg .empty{fill:#9ca3af;text-anchor:middle}
 pre{background:#f9fafb;border:1px solid #e5e7eb;padding:10px;overflow:auto;font-size:12px}
 .small{color:#6b7280;font-size:12px}
 )";
@@ -654,6 +687,99 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
   if (!out) throw std::runtime_error("cannot write " + html_path);
   out << o;
   return t + "\nB/A below 1×: B's latency is lower, or its throughput is. Charts: " + html_path + "\n";
+}
+
+std::string render_sweep_html(const json& sw) {
+  const json& levels = member(sw, "levels", true);
+  std::vector<std::string> labels;
+  for (const auto& l : levels) labels.push_back(l.value("label", ""));
+  std::vector<std::string> workloads;
+  for (const auto& l : levels)
+    for (const auto& [w, _] : member(l, "workloads").items())
+      if (std::find(workloads.begin(), workloads.end(), w) == workloads.end()) workloads.push_back(w);
+  const std::string title = sw.value("scenario", "") + ": " + sw.value("param", "") + " swept";
+  std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>rig sweep: " + esc(title) +
+                  "</title><style>" + std::string(css) + "</style></head><body>\n<h1>" + esc(title) + "</h1>\n";
+  o += fmt::format("<p class=\"sub\">{} level{}, {} run{} each; figures of phase <b>{}</b>: the median of the runs, "
+                   "the bars their spread (min to max). The knee: the first level whose median p99 exceeds {:g}× the first "
+                   "level's.</p>\n",
+                   levels.size(), levels.size() == 1 ? "" : "s", sw.value("repeats", 1), sw.value("repeats", 1) == 1 ? "" : "s",
+                   esc(sw.value("phase", "")), num(sw, "knee_factor", 2));
+  auto stat = [](const json& l, const std::string& w, const char* metric, const char* which) {
+    return num(member(member(member(l, "workloads"), w.c_str()), metric), which);
+  };
+  for (const auto& w : workloads) {
+    const json& knee = member(member(sw, "knee"), w.c_str());
+    std::vector<std::pair<double, std::string>> markers;
+    if (knee.contains("index")) markers.push_back({knee["index"].get<double>(), "knee"});
+    chart lat{"latency-" + w, "Workload " + w + ": latency against " + sw.value("param", ""), "latency", true, 1, {}};
+    lat.format_y = &fmt_latency;
+    lat.x_labels = labels;
+    lat.x_title = sw.value("param", "");
+    lat.markers = markers;
+    const char* pcts[] = {"p50_us", "p99_us", "p999_us"};
+    const char* names[] = {"p50", "p99", "p99.9"};
+    const char* dashes[] = {"", "6 3", "2 3"};
+    for (int k = 0; k < 3; ++k) {
+      series s{w + " " + names[k], palette[k], {}, {}, dashes[k]};
+      for (size_t i = 0; i < levels.size(); ++i) {
+        s.xs.push_back(double(i));
+        s.ys.push_back(stat(levels[i], w, pcts[k], "median"));
+        s.lo.push_back(stat(levels[i], w, pcts[k], "min"));
+        s.hi.push_back(stat(levels[i], w, pcts[k], "max"));
+      }
+      lat.lines.push_back(std::move(s));
+    }
+    o += svg_chart(lat);
+    chart thr{"throughput-" + w, "Workload " + w + ": throughput and errors against " + sw.value("param", ""), "per second",
+              false, 1, {}};
+    thr.x_labels = labels;
+    thr.x_title = sw.value("param", "");
+    thr.markers = markers;
+    series t{w + " ops/s", palette[0]}, e{w + " errors/s", palette[1], {}, {}, "4 3"};
+    for (size_t i = 0; i < levels.size(); ++i) {
+      t.xs.push_back(double(i));
+      t.ys.push_back(stat(levels[i], w, "throughput_ops_s", "median"));
+      t.lo.push_back(stat(levels[i], w, "throughput_ops_s", "min"));
+      t.hi.push_back(stat(levels[i], w, "throughput_ops_s", "max"));
+      e.xs.push_back(double(i));
+      e.ys.push_back(stat(levels[i], w, "errors_per_s", "median"));
+    }
+    thr.lines.push_back(std::move(t));
+    thr.lines.push_back(std::move(e));
+    o += svg_chart(thr);
+  }
+  chart cpu{"cpu", "Target CPU against " + sw.value("param", "") + " (100% = one CPU)", "CPU", false, 1, {}};
+  cpu.format_y = &fmt_pct;
+  cpu.x_labels = labels;
+  cpu.x_title = sw.value("param", "");
+  series c{"target CPU", palette[3]};
+  for (size_t i = 0; i < levels.size(); ++i) {
+    c.xs.push_back(double(i));
+    c.ys.push_back(num(member(member(levels[i], "target"), "cpu_pct"), "median"));
+  }
+  cpu.lines.push_back(std::move(c));
+  o += svg_chart(cpu);
+  o += "<h2>Levels</h2><table><tr><th>level</th><th>workload</th><th>ops/s</th><th>p50</th><th>p99</th><th>p99 spread</th>"
+       "<th>p99.9</th><th>errors/s</th><th>target CPU</th><th>runs</th></tr>";
+  for (size_t i = 0; i < levels.size(); ++i)
+    for (const auto& w : workloads) {
+      const bool is_knee = member(member(sw, "knee"), w.c_str()).value("index", -1) == int(i);
+      o += fmt::format("<tr><td>{}{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                       "<td class=\"n\">{} – {}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td><td class=\"n\">{}</td>"
+                       "<td class=\"small\">{}</td></tr>",
+                       esc(labels[i]), is_knee ? " <span class=\"badge bad\">knee</span>" : "", esc(w),
+                       thr_text(stat(levels[i], w, "throughput_ops_s", "median")), lat_text(stat(levels[i], w, "p50_us", "median")),
+                       lat_text(stat(levels[i], w, "p99_us", "median")), lat_text(stat(levels[i], w, "p99_us", "min")),
+                       lat_text(stat(levels[i], w, "p99_us", "max")), lat_text(stat(levels[i], w, "p999_us", "median")),
+                       std::isnan(stat(levels[i], w, "errors_per_s", "median")) ? 0.0 : stat(levels[i], w, "errors_per_s", "median"),
+                       std::isnan(num(member(member(levels[i], "target"), "cpu_pct"), "median"))
+                           ? std::string("–")
+                           : fmt::format("{:.1f}%", num(member(member(levels[i], "target"), "cpu_pct"), "median")),
+                       esc(std::to_string(member(levels[i], "runs", true).size()) + " run(s)"));
+    }
+  o += "</table>\n<p class=\"small\">Each run's own report.html is in its directory beside sweep.json.</p></body></html>\n";
+  return o;
 }
 
 std::string write_html_report(const std::string& run_dir) {

@@ -21,6 +21,10 @@ std::string write_html_report(const std::string& run_dir);
 // the ratios B/A, as terminal text (returned) and as compare.html written to html_path.
 std::string compare_runs(const std::string& dir_a, const std::string& dir_b, const std::string& html_path);
 
+// sweep.html: the response curve of a sweep (sweep.json as rig/sweep.cpp writes it): each
+// level's median with its spread, the knee marked.
+std::string render_sweep_html(const nlohmann::json& sweep);
+
 // Charts never carry more points per series than this: a one-hour run stays a few hundred KiB.
 constexpr size_t html_max_points = 1200;
 

@@ -48,16 +48,6 @@ std::string utc_stamp() {
   return buf;
 }
 
-std::string make_run_dir(const std::string& base, const std::string& name) {
-  namespace fs = std::filesystem;
-  fs::create_directories(base);
-  const std::string stem = base + "/" + utc_stamp() + "-" + name;
-  for (int i = 0;; ++i) {
-    const std::string dir = i ? fmt::format("{}.{}", stem, i) : stem;
-    if (::mkdir(dir.c_str(), 0755) == 0) return dir;
-    if (errno != EEXIST) throw std::runtime_error("cannot create run directory " + dir + ": " + strerror(errno));
-  }
-}
 
 nlohmann::json host_facts() {
   std::string os;
@@ -340,6 +330,17 @@ workload_phase_result summarize(const std::string& name, const phase_stats& s, d
 
 }  // namespace
 
+std::string make_run_dir(const std::string& base, const std::string& name) {
+  namespace fs = std::filesystem;
+  fs::create_directories(base);
+  const std::string stem = base + "/" + utc_stamp() + "-" + name;
+  for (int i = 0;; ++i) {
+    const std::string dir = i ? fmt::format("{}.{}", stem, i) : stem;
+    if (::mkdir(dir.c_str(), 0755) == 0) return dir;
+    if (errno != EEXIST) throw std::runtime_error("cannot create run directory " + dir + ": " + strerror(errno));
+  }
+}
+
 int run_scenario(const scenario& sc, const run_options& opts) {
   std::ostream& out = opts.out ? *opts.out : std::cout;
   const bool tty = opts.out == nullptr && isatty(STDOUT_FILENO);
@@ -448,6 +449,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   rep.description = sc.description;
   rep.host = host_facts();
   rep.run_dir = make_run_dir(opts.out_base, sc.name);
+  if (opts.ran_in) *opts.ran_in = rep.run_dir;
   ctx.run_dir = rep.run_dir;
   {
     std::ofstream copy(rep.run_dir + "/scenario.toml");

@@ -12,7 +12,11 @@ struct run_options {
   std::ostream* out = nullptr;    // progress and summary (stdout when null)
   bool quiet = false;             // only warnings, failed checks and the status line (for CI)
   int progress_every_s = 5;       // when stdout is not a terminal: a plain progress line this often
+  std::string* ran_in = nullptr;  // set to the run directory once it exists
 };
+
+// runs/<UTC stamp>-<name>, made now (a suffix when that exists).
+std::string make_run_dir(const std::string& base, const std::string& name);
 
 // Exit codes of `rig run` (DESIGN.md).
 enum exit_code : int { exit_ok = 0, exit_expectations = 1, exit_usage = 2, exit_capability = 3, exit_runtime = 4 };

@@ -16,6 +16,7 @@
 #include "rig/controller.hpp"
 #include "rig/scenario.hpp"
 #include "rig/schema.hpp"
+#include "rig/sweep.hpp"
 #include "targets/builtin_service.hpp"
 #include "targets/target.hpp"
 #include "workloads/helper.hpp"
@@ -154,6 +155,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
   o.rig_exe = self_exe();
   o.quiet = quiet;
   o.progress_every_s = progress_s;
+  if (sc.sweep.present) return run_sweep(sc, sets, o);
   return run_scenario(sc, o);
 }
 

@@ -50,9 +50,54 @@ const option_table& expect_options() {
   return t;
 }
 
+const option_table& sweep_options() {
+  static const option_table t = {
+      {.name = "injector", .type = opt_type::string, .default_text = "",
+       .help = "sweep a key of this injector (give injector or workload)"},
+      {.name = "workload", .type = opt_type::string, .default_text = "",
+       .help = "sweep a key of this workload (rate, connections, payload size, ...)"},
+      {.name = "param", .type = opt_type::string, .default_text = "", .help = "the key swept", .required = true},
+      {.name = "values", .type = opt_type::strings, .default_text = "",
+       .help = "the levels, in order, written as the key takes them (\"5ms\", 4); or from/to/steps"},
+      {.name = "from", .type = opt_type::string, .default_text = "", .help = "first level of a linear range (\"500/s\")"},
+      {.name = "to", .type = opt_type::string, .default_text = "", .help = "last level of the range, in the same unit"},
+      {.name = "steps", .type = opt_type::integer, .default_text = "5", .help = "levels in the range", .min = 2, .max = 100},
+      {.name = "repeats", .type = opt_type::integer, .default_text = "1",
+       .help = "runs per level; the report gives the median and the spread", .min = 1, .max = 100},
+      {.name = "baseline", .type = opt_type::boolean, .default_text = "false",
+       .help = "an injector sweep: a first level with the injector not applied"},
+      {.name = "knee_factor", .type = opt_type::real, .default_text = "2.0",
+       .help = "the knee: the first level whose median p99 exceeds this times the first level's", .min = 1, .max = 1000},
+      {.name = "phase", .type = opt_type::string, .default_text = "",
+       .help = "the phase whose figures make the curve (default: the last)"},
+      {.name = "phase_duration", .type = opt_type::duration, .default_text = "",
+       .help = "every phase of each level's run this long (default: as the phases say)", .min = 100e6,
+       .max = 7 * 24 * 3600e9},
+  };
+  return t;
+}
+
+std::vector<std::string> sweep_decl::overrides_for(int level, const std::vector<phase_decl>& phases) const {
+  std::vector<std::string> o;
+  if (phase_duration_ns > 0)
+    for (const auto& p : phases) o.push_back(fmt::format("phases.{}.duration=\"{}ns\"", p.name, phase_duration_ns));
+  if (level >= 0) {
+    o.push_back(fmt::format("{}.{}.{}={}", section, name, param, literals[size_t(level)]));
+  } else {  // the baseline: the swept injector left out of every phase
+    for (const auto& p : phases) {
+      if (std::find(p.inject.begin(), p.inject.end(), name) == p.inject.end()) continue;
+      std::string list;
+      for (const auto& i : p.inject)
+        if (i != name) list += fmt::format("{}\"{}\"", list.empty() ? "" : ", ", i);
+      o.push_back(fmt::format("phases.{}.inject=[{}]", p.name, list));
+    }
+  }
+  return o;
+}
+
 namespace {
 
-const std::vector<std::string> top_level_sections = {"target", "workloads", "injectors", "phases", "expect"};
+const std::vector<std::string> top_level_sections = {"target", "workloads", "injectors", "phases", "expect", "sweep"};
 
 bool valid_name(const std::string& s) {
   if (s.empty()) return false;
@@ -204,7 +249,7 @@ struct loader {
 
     bind_context top{file, "the top level", "", &origins, {file, 1, 1, {}}};
     const option_values tv = bind_options(top_options(), doc, top, diags,
-                                          {"target", "workloads", "injectors", "phases", "expect"});
+                                          {"target", "workloads", "injectors", "phases", "expect", "sweep"});
     if (tv.has("name")) {
       sc.name = tv.str("name");
       if (!valid_name(sc.name))
@@ -314,16 +359,157 @@ struct loader {
         }
       }
     }
+    if (const toml::node* n = doc.get("sweep"); n && with_sweep) decode_sweep(*n, sc, text, overrides);
     diags.sort_by_position();
     if (!diags.empty()) throw input_error(diags);
     return sc;
+  }
+
+  bool with_sweep = true;
+
+  void decode_sweep(const toml::node& n, scenario& sc, const std::string& text, const std::vector<std::string>& overrides) {
+    const toml::table* st = n.as_table();
+    if (!st) {
+      diags.add(pos_of(file, n.source()), "'sweep' must be a table: [sweep] injector = ..., param = ..., values = [...]");
+      return;
+    }
+    auto& sw = sc.sweep;
+    sw.where = where_table("sweep", *st);
+    bind_context ctx{file, "[sweep]", "sweep", &origins, sw.where};
+    const size_t before = diags.size();
+    const option_values v = bind_options(sweep_options(), *st, ctx, diags, {"values"});
+    if (diags.size() != before) return;
+    sw.present = true;
+    // What is swept: exactly one injector or workload, and one of its keys.
+    const bool inj = v.has("injector"), wl = v.has("workload");
+    if (inj == wl) {
+      diags.add(sw.where, "[sweep] needs exactly one of injector = \"NAME\" or workload = \"NAME\"");
+      return;
+    }
+    sw.section = inj ? "injectors" : "workloads";
+    sw.name = v.str(inj ? "injector" : "workload");
+    const auto& decls = inj ? sc.injectors : sc.workloads;
+    const kind_decl* d = nullptr;
+    std::vector<std::string> names;
+    for (const auto& k : decls) {
+      names.push_back(k.name);
+      if (k.name == sw.name) d = &k;
+    }
+    if (!d) {
+      diags.add(v.where(inj ? "injector" : "workload"),
+                fmt::format("[sweep] {} '{}' is not defined in [{}.NAME]{}", inj ? "injector" : "workload", sw.name,
+                            sw.section, did_you_mean(sw.name, names)));
+      return;
+    }
+    const option_table& table = inj ? find_injector_kind(d->kind)->options() : find_workload_kind(d->kind)->options();
+    sw.param = v.str("param");
+    std::vector<std::string> keys;
+    for (const auto& o : table) keys.emplace_back(o.name);
+    if (std::find(keys.begin(), keys.end(), sw.param) == keys.end()) {
+      diags.add(v.where("param"), fmt::format("[sweep] param '{}' is not a key of {} '{}' ({}){}", sw.param, d->kind,
+                                              sw.name, join(keys), did_you_mean(sw.param, keys)));
+      return;
+    }
+    sw.repeats = int(v.integer("repeats"));
+    sw.baseline = v.boolean("baseline");
+    sw.knee_factor = v.real("knee_factor");
+    if (v.has("phase_duration")) sw.phase_duration_ns = v.duration_ns("phase_duration");
+    sw.phase = v.has("phase") ? v.str("phase") : (sc.phases.empty() ? "" : sc.phases.back().name);
+    const phase_decl* measured = nullptr;
+    std::vector<std::string> phase_names;
+    for (const auto& p : sc.phases) {
+      phase_names.push_back(p.name);
+      if (p.name == sw.phase) measured = &p;
+    }
+    if (!measured) {
+      diags.add(v.has("phase") ? v.where("phase") : sw.where,
+                fmt::format("[sweep] phase '{}' is not a phase{}", sw.phase, did_you_mean(sw.phase, phase_names)));
+      return;
+    }
+    if (inj && std::find(measured->inject.begin(), measured->inject.end(), sw.name) == measured->inject.end()) {
+      diags.add(sw.where, fmt::format("[sweep] phase '{}' does not inject '{}': the levels would change nothing",
+                                      sw.phase, sw.name));
+      return;
+    }
+    if (sw.baseline && !inj) diags.add(v.where("baseline"), "[sweep] baseline = true needs an injector sweep");
+    // The levels: a list as written, or a linear range.
+    const toml::node* values = st->get("values");
+    if (values && (v.is_set("from") || v.is_set("to"))) {
+      diags.add(pos_of(file, values->source()), "[sweep] give values, or from/to/steps, not both");
+      return;
+    }
+    std::vector<source_pos> level_pos;
+    if (values) {
+      const toml::array* arr = values->as_array();
+      if (!arr || arr->empty()) {
+        diags.add(pos_of(file, values->source()), "[sweep] values must be a non-empty list, e.g. [\"1ms\", \"5ms\"]");
+        return;
+      }
+      for (const auto& el : *arr) {
+        level_pos.push_back(pos_of(file, el.source()));
+        if (auto s = el.value<std::string>(); el.is_string()) {
+          sw.labels.push_back(*s);
+          sw.literals.push_back(toml_literal(opt_type::string, *s));
+        } else if (el.is_integer() || el.is_floating_point() || el.is_boolean()) {
+          const std::string text = el.is_integer()          ? std::to_string(*el.value<int64_t>())
+                                   : el.is_floating_point() ? fmt::format("{}", *el.value<double>())
+                                                            : (*el.value<bool>() ? "true" : "false");
+          sw.labels.push_back(text);
+          sw.literals.push_back(text);
+        } else {
+          diags.add(level_pos.back(), "[sweep] a level must be a string, a number or a boolean");
+          return;
+        }
+      }
+    } else if (v.is_set("from") && v.is_set("to")) {
+      double a = 0, b = 0;
+      std::string ua, ub;
+      auto split = [](const std::string& t, double& x, std::string& unit) {
+        size_t i = 0;
+        while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.')) ++i;
+        if (i == 0) return false;
+        x = std::stod(t.substr(0, i));
+        unit = t.substr(i);
+        return true;
+      };
+      if (!split(v.str("from"), a, ua) || !split(v.str("to"), b, ub) || ua != ub) {
+        diags.add(v.where("from"), "[sweep] from and to must be numbers with the same unit, e.g. from = \"500/s\", to = \"4000/s\"");
+        return;
+      }
+      const int steps = int(v.integer("steps"));
+      for (int i = 0; i < steps; ++i) {
+        const double x = a + (b - a) * i / (steps - 1);
+        const std::string label = fmt::format("{:g}{}", x, ua);
+        sw.labels.push_back(label);
+        sw.literals.push_back(ua.empty() ? fmt::format("{:g}", x) : toml_literal(opt_type::string, label));
+        level_pos.push_back(v.where("from"));
+      }
+    } else {
+      diags.add(sw.where, "[sweep] needs values = [...], or from, to (and steps)");
+      return;
+    }
+    // Each level must make a valid scenario: checked now, not in the middle of the sweep.
+    for (size_t i = 0; i < sw.literals.size(); ++i) {
+      auto o = overrides;
+      const auto extra = sw.overrides_for(int(i), sc.phases);
+      o.insert(o.end(), extra.begin(), extra.end());
+      try {
+        parse_scenario(text, file, o, false);
+      } catch (const input_error& e) {
+        // What the level's value did wrong (where: this level, not the --set it became).
+        const auto& first = e.diags().items().front();
+        diags.add(level_pos[i], fmt::format("[sweep] level {} = {}: {}", sw.param, sw.labels[i], first.message));
+      }
+    }
   }
 };
 
 }  // namespace
 
-scenario parse_scenario(const std::string& text, const std::string& file, const std::vector<std::string>& overrides) {
+scenario parse_scenario(const std::string& text, const std::string& file, const std::vector<std::string>& overrides,
+                        bool with_sweep) {
   loader l{file, {}, {}};
+  l.with_sweep = with_sweep;
   return l.load(text, overrides);
 }
 

@@ -25,6 +25,25 @@ struct phase_decl {
   source_pos where;
 };
 
+// [sweep]: the scenario run once per level of one parameter (an injector's or a workload's),
+// each level `repeats` times; the measured phase's figures make the response curve.
+struct sweep_decl {
+  bool present = false;
+  std::string section;  // "injectors" or "workloads"
+  std::string name;     // which injector or workload
+  std::string param;    // which of its keys
+  std::vector<std::string> labels;    // each level as written ("5ms", "4")
+  std::vector<std::string> literals;  // each as a TOML value for --set ("\"5ms\"", "4")
+  int repeats = 1;
+  bool baseline = false;  // an injector sweep: first a level with the injector not applied
+  double knee_factor = 2;
+  std::string phase;      // the measured phase (default: the last)
+  int64_t phase_duration_ns = 0;  // every phase this long (0: as the phases say)
+  source_pos where;
+  // The --set assignments that make one level's run (index -1: the baseline).
+  std::vector<std::string> overrides_for(int level, const std::vector<struct phase_decl>& phases) const;
+};
+
 struct scenario {
   std::string file, name, description, source_text;
   int64_t seed = 0;
@@ -33,6 +52,7 @@ struct scenario {
   std::vector<phase_decl> phases;
   std::vector<check_expr> checks;
   std::vector<std::string> overrides;  // the --set assignments applied
+  sweep_decl sweep;
 
   const kind_decl* injector(const std::string& name) const;
 };
@@ -41,10 +61,12 @@ struct scenario {
 const option_table& top_options();
 const option_table& phase_options();
 const option_table& expect_options();
+const option_table& sweep_options();
 
 // Loads and validates; throws input_error holding every problem found.
 scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+// with_sweep false: the [sweep] table is ignored (one level's run of a sweep).
 scenario parse_scenario(const std::string& text, const std::string& file,
-                        const std::vector<std::string>& overrides = {});
+                        const std::vector<std::string>& overrides = {}, bool with_sweep = true);
 
 }  // namespace rig

@@ -121,6 +121,13 @@ json scenario_schema() {
                      {"minItems", 1},
                      {"description", "[[phases]]: run in order; each injects the injectors it names"},
                      {"items", table_schema(phase_options())}};
+  props["sweep"] = table_schema(sweep_options());
+  props["sweep"]["description"] = "[sweep]: the scenario once per level of one key, the response curve drawn";
+  props["sweep"]["properties"]["values"] = {
+      {"type", "array"},
+      {"minItems", 1},
+      {"items", {{"type", {"string", "number", "boolean"}}}},
+      {"description", "the levels, in order, written as the key takes them (\"5ms\", 4); or from/to/steps"}};
   props["expect"] = table_schema(expect_options());
   props["expect"]["description"] = "[expect]: checks over the report; a failing one exits 1";
   return {{"$schema", "http://json-schema.org/draft-07/schema#"},

@@ -15,14 +15,6 @@ namespace rig {
 
 namespace {
 
-// A value as --set writes it for the child: strings (and unit-bearing text) quoted.
-std::string toml_literal(opt_type type, const std::string& text) {
-  if (type == opt_type::boolean || type == opt_type::integer || type == opt_type::real) return text;
-  std::ostringstream out;
-  out << toml::value<std::string>(text);
-  return out.str();
-}
-
 // The built-in target runs as a child process (`rig target`), so its CPU, memory and
 // threads are its own in /proc and it can later join cgroups before its first instruction.
 class builtin_target final : public target, public socket_tunable {

@@ -186,3 +186,51 @@ TEST_CASE("http workloads refuse framing headers in any case, and malformed path
   CHECK(errors_of(http("path = \"no-slash\"")).size() == 1);
   CHECK(errors_of(http("headers = { Accept = \"*/*\" }")).empty());
 }
+
+TEST_CASE("sweep: levels as written or a range, each level's overrides, and mistakes named with line and key") {
+  const std::string base = replace(good, "[expect]", "[sweep]\ninjector = \"no_nodelay\"\nparam = \"where\"\n"
+                                                     "values = [\"target\", \"both\"]\nrepeats = 2\nbaseline = true\n"
+                                                     "phase_duration = \"500ms\"\n\n[expect]");
+  const auto sc = parse_scenario(base, "s.toml");
+  REQUIRE(sc.sweep.present);
+  CHECK(sc.sweep.labels == std::vector<std::string>{"target", "both"});
+  CHECK(sc.sweep.phase == "nagle");  // the last phase by default
+  CHECK(sc.sweep.repeats == 2);
+  CHECK(sc.sweep.overrides_for(1, sc.phases) ==
+        std::vector<std::string>{"phases.baseline.duration=\"500000000ns\"", "phases.nagle.duration=\"500000000ns\"",
+                                 "injectors.no_nodelay.where='both'"});
+  // The baseline level: the swept injector left out of the phases that inject it.
+  const auto b = sc.sweep.overrides_for(-1, sc.phases);
+  CHECK(b.back() == "phases.nagle.inject=[]");
+  CHECK(parse_scenario(base, "s.toml", b, false).phases[1].inject.empty());
+
+  // A range: linear from/to in one unit, `steps` levels; numbers as levels.
+  const std::string ranged = replace(good, "[expect]", "[sweep]\nworkload = \"rr\"\nparam = \"rate\"\nfrom = \"1000/s\"\n"
+                                                       "to = \"3000/s\"\nsteps = 3\n\n[expect]");
+  CHECK(parse_scenario(ranged, "s.toml").sweep.labels == std::vector<std::string>{"1000/s", "2000/s", "3000/s"});
+  const std::string numbers = replace(good, "[expect]", "[sweep]\nworkload = \"rr\"\nparam = \"connections\"\n"
+                                                        "values = [1, 8]\n\n[expect]");
+  CHECK(parse_scenario(numbers, "s.toml").sweep.literals == std::vector<std::string>{"1", "8"});
+
+  auto sweep_with = [&](const std::string& body) { return replace(good, "[expect]", "[sweep]\n" + body + "\n\n[expect]"); };
+  CHECK(errors_of(sweep_with("injector = \"no_nodelay\"\nparam = \"wher\"\nvalues = [\"both\"]")) ==
+        std::vector<std::string>{"s.toml:25:1: [sweep] param 'wher' is not a key of nodelay 'no_nodelay' (where); did "
+                                 "you mean 'where'?"});
+  CHECK(errors_of(sweep_with("injector = \"no_nodelai\"\nparam = \"where\"\nvalues = [\"both\"]")) ==
+        std::vector<std::string>{"s.toml:24:1: [sweep] injector 'no_nodelai' is not defined in [injectors.NAME]; did you "
+                                 "mean 'no_nodelay'?"});
+  CHECK(errors_of(sweep_with("workload = \"rr\"\nparam = \"connections\"\nvalues = [1, 0, 4]")) ==
+        std::vector<std::string>{"s.toml:26:14: [sweep] level connections = 0: "
+                                 "'connections' in [workloads.rr] is out of range; must be 1 .. 100000"});
+  CHECK(errors_of(sweep_with("workload = \"rr\"\nparam = \"connections\"\nvalues = [1]\nfrom = \"1/s\"\nto = \"2/s\"")) ==
+        std::vector<std::string>{"s.toml:26:10: [sweep] give values, or from/to/steps, not both"});
+  CHECK(errors_of(sweep_with("injector = \"no_nodelay\"\nworkload = \"rr\"\nparam = \"where\"\nvalues = [\"both\"]")) ==
+        std::vector<std::string>{"s.toml:23:1: [sweep] needs exactly one of injector = \"NAME\" or workload = \"NAME\""});
+  CHECK(errors_of(sweep_with("injector = \"no_nodelay\"\nparam = \"where\"\nvalues = [\"both\"]\nphase = \"baseline\"")) ==
+        std::vector<std::string>{"s.toml:23:1: [sweep] phase 'baseline' does not inject 'no_nodelay': the levels would "
+                                 "change nothing"});
+  CHECK(errors_of(sweep_with("workload = \"rr\"\nparam = \"rate\"\nvalues = [\"1000/s\"]\nbaseline = true")) ==
+        std::vector<std::string>{"s.toml:27:1: [sweep] baseline = true needs an injector sweep"});
+  CHECK(errors_of(sweep_with("workload = \"rr\"\nparam = \"rate\"\nvalues = [\"1000/s\"]\nrepeat = 3")) ==
+        std::vector<std::string>{"s.toml:27:1: unknown key 'repeat' in [sweep]; did you mean 'repeats'?"});
+}

@@ -1,0 +1,24 @@
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "rig/controller.hpp"
+#include "rig/scenario.hpp"
+
+namespace rig {
+
+// Runs a scenario with a [sweep]: the whole scenario once per level and repeat (each a run
+// directory of its own, with its own report), inside runs/<stamp>-<name>-sweep/, then
+// sweep.json, sweep.html and a table of the response curve with the knee. `sets` are the
+// user's --set assignments, applied to every level. Exit: 0, 4 when a level's run failed,
+// 2 or 3 as a run would, 130/143 when interrupted (what ran is still summarized).
+int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const run_options& opts);
+
+// The figures of the measured phase across the runs of each level: median, min, max; and
+// the knee (the first level whose median p99 exceeds knee_factor x the first level's).
+// reports[i] holds level i's runs' report.json.
+nlohmann::json summarize_sweep(const scenario& sc, const std::vector<std::string>& labels,
+                               const std::vector<std::vector<nlohmann::json>>& reports);
+
+}  // namespace rig
