@@ -34,3 +34,28 @@ TEST_CASE("http-ramp.toml: the offered rate climbs through the phase, status cla
   for (size_t i = 1; i < 4; ++i) CHECK(per_second[i] > per_second[i - 1]);
   CHECK(r["workloads"]["web"]["load_model"]["ramp_to_per_s"] == 4000);
 }
+
+TEST_CASE("rate-sweep.toml: latency turns up as the offered rate nears one worker's capacity") {
+  temp_dir tmp;
+  const auto run = run_rig({"run", RIG_SOURCE_DIR "/scenarios/rate-sweep.toml", "--out", tmp.path, "--set",
+                            "sweep.phase_duration=2s"},
+                           tmp.path, 180'000);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  std::string dir;
+  for (const auto& l : run.out)
+    if (l.rfind("sweep: ", 0) == 0) dir = fs::path(l.substr(7)).parent_path().string();
+  const auto sw = nlohmann::json::parse(slurp(dir + "/sweep.json"));
+  const auto& l = sw["levels"];
+  REQUIRE(l.size() == 6);
+  auto m = [&](size_t i, const char* k) { return l[i]["workloads"]["rr"][k]["median"].get<double>(); };
+  const char* offered[] = {"500/s", "1000/s", "2000/s", "3000/s", "3500/s", "3800/s"};
+  const double rate[] = {500, 1000, 2000, 3000, 3500, 3800};
+  for (size_t i = 0; i < 6; ++i) {
+    CHECK(l[i]["label"] == offered[i]);
+    CHECK(m(i, "throughput_ops_s") == doctest::Approx(rate[i]).epsilon(0.1));  // the target keeps up
+  }
+  CHECK(m(5, "p99_us") > 5 * m(0, "p99_us"));  // near capacity the tail is queueing
+  REQUIRE(sw["knee"].contains("rr"));
+  CHECK(sw["knee"]["rr"]["index"].get<int>() >= 2);
+}
