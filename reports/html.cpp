@@ -469,6 +469,19 @@ std::string render_html(const json& r, const timeseries_table& ts, const std::st
     if (cols.any("cgroup.cpu_cap_pct"))
       cpu.lines.push_back({"quota", palette[1], xs, cols.get("cgroup.cpu_cap_pct"), "6 3"});
     if (!cpu.lines.empty()) o += svg_chart(cpu);
+    chart iops{"io", "Target disk operations per second against the caps (its cgroup)", "operations/s", false, x_max, bands};
+    for (const auto& [col, label, color, dash] :
+         {std::tuple{"cgroup.io_read_ops_s", "reads/s", 0, ""}, std::tuple{"cgroup.io_write_ops_s", "writes/s", 2, ""},
+          std::tuple{"cgroup.io_read_iops_cap", "read cap", 1, "6 3"}, std::tuple{"cgroup.io_write_iops_cap", "write cap", 4, "6 3"}})
+      if (cols.any(col)) iops.lines.push_back({label, palette[color], xs, cols.get(col), dash});
+    if (!iops.lines.empty()) o += svg_chart(iops);
+    chart bps{"io-bytes", "Target disk bytes per second against the caps (its cgroup)", "bytes/s", false, x_max, bands};
+    bps.format_y = &fmt_mib;
+    for (const auto& [col, label, color, dash] :
+         {std::tuple{"cgroup.io_read_bytes_s", "read", 0, ""}, std::tuple{"cgroup.io_write_bytes_s", "written", 2, ""},
+          std::tuple{"cgroup.io_read_bps_cap", "read cap", 1, "6 3"}, std::tuple{"cgroup.io_write_bps_cap", "write cap", 4, "6 3"}})
+      if (cols.any(col)) bps.lines.push_back({label, palette[color], xs, cols.get(col), dash});
+    if (!bps.lines.empty()) o += svg_chart(bps);
     chart th{"workers", "Target OS threads (/proc/PID/task) and live workers", "count", false, x_max, bands};
     if (cols.any("target.threads")) th.lines.push_back({"OS threads", palette[3], xs, cols.get("target.threads")});
     if (cols.any("target.live_workers"))

@@ -253,7 +253,9 @@ timeseries_table build_timeseries(const scenario& sc, const std::vector<window_r
   const std::vector<std::string> resource_cols = {
       "target.cpu_pct",      "target.rss_bytes",    "target.threads",          "target.live_workers",
       "target.queue_depth",  "rig.cpu_pct",         "cgroup.memory_bytes",     "cgroup.memory_cap_bytes",
-      "cgroup.cpu_pct",      "cgroup.cpu_cap_pct"};
+      "cgroup.cpu_pct",      "cgroup.cpu_cap_pct",  "cgroup.io_read_ops_s",    "cgroup.io_write_ops_s",
+      "cgroup.io_read_bytes_s", "cgroup.io_write_bytes_s", "cgroup.io_read_iops_cap", "cgroup.io_write_iops_cap",
+      "cgroup.io_read_bps_cap", "cgroup.io_write_bps_cap"};
   for (const auto& c : resource_cols) t.columns.push_back(c);
   const int64_t windows = (end_ns - start_ns + ns_per_s - 1) / ns_per_s;
   for (int64_t i = 0; i < windows; ++i) {
@@ -304,6 +306,13 @@ timeseries_table build_timeseries(const scenario& sc, const std::vector<window_r
     row.push_back(cg && cg->cpu_quota_us && cg->cpu_period_us > 0
                       ? fmt::format("{:.1f}", double(*cg->cpu_quota_us) * 100 / double(cg->cpu_period_us))
                       : "");
+    // I/O per second over the window, beside the caps in force (0: none).
+    const double secs = last && first ? double(last->t_ns - first->t_ns) / 1e9 : 0;
+    const bool io = cg && cg0 && cg->io && cg0->io && secs > 0;
+    for (auto f : {&io_figures::read_ops, &io_figures::write_ops, &io_figures::read_bytes, &io_figures::write_bytes})
+      row.push_back(io ? fmt::format("{:.1f}", double(cg->io.value().*f - cg0->io.value().*f) / secs) : "");
+    for (auto f : {&io_limits::read_iops, &io_limits::write_iops, &io_limits::read_bps, &io_limits::write_bps})
+      row.push_back(cg && cg->io_cap && cg->io_cap.value().*f > 0 ? std::to_string(cg->io_cap.value().*f) : "");
     t.rows.push_back(std::move(row));
   }
   return t;
