@@ -110,6 +110,17 @@ struct rig_result {
     const std::string path = report_path(out);
     return path.empty() ? nlohmann::json() : nlohmann::json::parse(slurp(path));
   }
+  // The run directory it reported ("" when none).
+  std::string run_dir() const {
+    const std::string path = report_path(out);
+    return path.empty() ? "" : std::filesystem::path(path).parent_path().string();
+  }
+  // A sweep's directory, from its "sweep: DIR/sweep.json" line ("" when none).
+  std::string sweep_dir() const {
+    for (const auto& l : out)
+      if (l.rfind("sweep: ", 0) == 0) return std::filesystem::path(l.substr(7)).parent_path().string();
+    return "";
+  }
 };
 
 // `rig run SCENARIO --out DIR` with phases shortened: {{"baseline", "1s"}, ...}.

@@ -25,7 +25,7 @@ nlohmann::json run_case(const temp_dir& tmp, const std::string& file,
   CHECK(run.code == 0);  // the scenario's own expectations held
   auto r = run.report();
   REQUIRE(r.is_object());
-  r["test_run_dir"] = fs::path(report_path(run.out)).parent_path().string();
+  r["test_run_dir"] = run.run_dir();
   return r;
 }
 

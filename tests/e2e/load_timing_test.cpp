@@ -25,7 +25,7 @@ TEST_CASE("http-ramp.toml: the offered rate climbs through the phase, status cla
   // 500/s rising to 4000/s over 4 s: ~9,000 requests, more each second than the one before.
   CHECK(web["ops"].get<double>() == doctest::Approx(9000).epsilon(0.15));
   std::vector<uint64_t> per_second;
-  std::istringstream csv(slurp(fs::path(report_path(f.out)).parent_path().string() + "/timeseries.csv"));
+  std::istringstream csv(slurp(f.run_dir() + "/timeseries.csv"));
   std::string line;
   std::getline(csv, line);
   while (std::getline(csv, line))
@@ -42,9 +42,7 @@ TEST_CASE("rate-sweep.toml: latency turns up as the offered rate nears one worke
                            tmp.path, 180'000);
   INFO(run.stdout_text() << run.err);
   REQUIRE(run.code == 0);
-  std::string dir;
-  for (const auto& l : run.out)
-    if (l.rfind("sweep: ", 0) == 0) dir = fs::path(l.substr(7)).parent_path().string();
+  const std::string dir = run.sweep_dir();
   const auto sw = nlohmann::json::parse(slurp(dir + "/sweep.json"));
   const auto& l = sw["levels"];
   REQUIRE(l.size() == 6);

@@ -20,10 +20,8 @@ std::string run_sweep_ok(const temp_dir& tmp, const std::string& file, const std
   const auto run = run_rig(args, tmp.path, 180'000);
   INFO(run.stdout_text() << run.err);
   REQUIRE(run.code == 0);
-  for (const auto& l : run.out)
-    if (l.rfind("sweep: ", 0) == 0) return fs::path(l.substr(7)).parent_path().string();
-  FAIL("no sweep line");
-  return "";
+  REQUIRE(!run.sweep_dir().empty());
+  return run.sweep_dir();
 }
 
 double median(const nlohmann::json& level, const char* metric) {

@@ -132,7 +132,7 @@ TEST_CASE("rig report RUN_DIR rewrites report.html from the run's files, and nam
                                     {{"baseline", "1s"}, {"nagle", "1s"}, {"recovery", "1s"}}),
                            tmp.path);
   REQUIRE(run.code == 0);
-  const std::string dir = fs::path(report_path(run.out)).parent_path().string();
+  const std::string dir = run.run_dir();
   REQUIRE(fs::exists(dir + "/report.html"));  // written with every run
   CHECK(run.stdout_text().find(dir + "/report.html") != std::string::npos);
   const std::string first = slurp(dir + "/report.html");
@@ -156,7 +156,7 @@ TEST_CASE("report.html of a real run in headless Chromium: the page loads and it
                                     {{"baseline", "2s"}, {"nagle", "2s"}, {"recovery", "2s"}}),
                            tmp.path);
   REQUIRE(run.code == 0);
-  const std::string page = "file://" + fs::path(report_path(run.out)).parent_path().string() + "/report.html";
+  const std::string page = "file://" + run.run_dir() + "/report.html";
   // No network: every host name resolves to nothing, and nothing runs in the background.
   const std::vector<std::string> flags = {
       chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -215,8 +215,8 @@ TEST_CASE("rig compare: before and after a fix, side by side with ratios, in the
   const auto after = run_rig(after_args, tmp.path);
   REQUIRE(before.code == 0);
   REQUIRE(after.code == 1);  // its check that nagle stalls no longer holds: the fix worked
-  const std::string a = fs::path(report_path(before.out)).parent_path().string();
-  const std::string b = fs::path(report_path(after.out)).parent_path().string();
+  const std::string a = before.run_dir();
+  const std::string b = after.run_dir();
   const auto cmp = run_rig({"compare", a, b, "--out", tmp.path + "/compare.html"}, tmp.path);
   INFO(cmp.stdout_text() << cmp.err);
   REQUIRE(cmp.code == 0);
