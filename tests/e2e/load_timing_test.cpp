@@ -51,9 +51,14 @@ TEST_CASE("rate-sweep.toml: latency turns up as the offered rate nears one worke
   const double rate[] = {500, 1000, 2000, 3000, 3500, 3800};
   for (size_t i = 0; i < 6; ++i) {
     CHECK(l[i]["label"] == offered[i]);
-    CHECK(m(i, "throughput_ops_s") == doctest::Approx(rate[i]).epsilon(0.1));  // the target keeps up
+    // The target keeps up; at 3,500/s and more it runs at 88-95% of its one CPU, so allow it to fall short.
+    if (rate[i] <= 3000)
+      CHECK(m(i, "throughput_ops_s") == doctest::Approx(rate[i]).epsilon(0.1));
+    else
+      CHECK(m(i, "throughput_ops_s") > 0.8 * rate[i]);
   }
   CHECK(m(5, "p99_us") > 5 * m(0, "p99_us"));  // near capacity the tail is queueing
   REQUIRE(sw["knee"].contains("rr"));
+  // Median of 3 runs a level: in CI a single run's p99 at 1000/s once caught a 9 ms stall and put the knee there.
   CHECK(sw["knee"]["rr"]["index"].get<int>() >= 2);
 }
