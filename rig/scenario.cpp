@@ -123,6 +123,29 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+// What an injector takes over while its phase runs. Two injectors in one phase that take the
+// same thing would fight over it (the second undoing the first), so a scenario may not.
+std::vector<std::string> holds(const kind_decl& d) {
+  const std::string& k = d.kind;
+  if (k == "memory") return {"the target's memory cap"};
+  if (k == "cpu") return {"the target's CPU quota"};
+  if (k == "disk") return {"the target's disk caps"};
+  if (k == "file_faults") return {"the preload shim's file faults"};
+  if (k == "pause") return {"the target's stop/continue schedule"};
+  auto sides = [&](const std::string& w, const char* a, const char* b, const std::string& what) {
+    std::vector<std::string> out;
+    if (w == a || w == "both") out.push_back(what + " (" + a + ")");
+    if (w == b || w == "both") out.push_back(what + " (" + b + ")");
+    return out;
+  };
+  if ((k == "netem" || k == "rate") && d.opts.has("direction"))
+    return sides(d.opts.str("direction"), "replies", "requests", "the root qdisc on the run's veth");
+  if ((k == "nodelay" || k == "sockbuf") && d.opts.has("where"))
+    return sides(d.opts.str("where"), "target", "workload", k == "nodelay" ? "TCP_NODELAY" : "the socket buffers");
+  if ((k == "threads" || k == "failpoint") && d.opts.has("failpoint")) return {"failpoint " + d.opts.str("failpoint")};
+  return {};
+}
+
 struct loader {
   std::string file;
   std::map<std::string, std::string> origins;  // dotted key path -> "--set ..."
@@ -255,8 +278,8 @@ struct loader {
       if (!valid_name(sc.name))
         diags.add(tv.where("name"), "'name' must use only letters, digits, '_' and '-' (it names the run directory)");
     }
-    sc.description = tv.str("description");
-    sc.seed = tv.integer("seed");
+    if (tv.has("description")) sc.description = tv.str("description");  // else refused already
+    if (tv.has("seed")) sc.seed = tv.integer("seed");
 
     if (const toml::node* t = doc.get("target")) {
       if (auto d = decode_kind(*t, "target", "[target]", "target", target_kinds(), "target")) sc.target = *d;
@@ -312,7 +335,7 @@ struct loader {
               pname.empty() ? fmt::format("[[phases]] #{}", index) : fmt::format("[[phases]] '{}'", pname);
           bind_context ctx{file, section, path, &origins, pos_of(file, pt.source())};
           const option_values pv = bind_options(phase_options(), pt, ctx, diags, {});
-          if (!pv.has("name") || !pv.has("duration")) continue;
+          if (!pv.has("name") || !pv.has("duration") || !pv.has("inject")) continue;  // each refused already
           phase_decl ph{pv.str("name"), pv.duration_ns("duration"), pv.strings("inject"), pos_of(file, pt.source())};
           if (!valid_name(ph.name))
             diags.add(pv.where("name"), "phase name '" + ph.name + "' must use only letters, digits, '_' and '-'");
@@ -331,6 +354,23 @@ struct loader {
             else if (!injected.insert(in).second)
               diags.add(ipos, fmt::format("phase '{}' injects '{}' twice", ph.name, in));
           }
+          for (size_t i = 0; i < ph.inject.size(); ++i)
+            for (size_t j = i + 1; j < ph.inject.size(); ++j) {
+              const kind_decl* a = sc.injector(ph.inject[i]);
+              const kind_decl* b = sc.injector(ph.inject[j]);
+              if (!a || !b) continue;
+              for (const auto& thing : holds(*a)) {
+                const auto hb = holds(*b);
+                if (std::find(hb.begin(), hb.end(), thing) == hb.end()) continue;
+                source_pos jpos = pv.where("inject");
+                if (inject_node && inject_node->as_array() && j < inject_node->as_array()->size())
+                  jpos = pos_of(file, (*inject_node->as_array())[j].source());
+                diags.add(jpos, fmt::format("phase '{}' injects '{}' and '{}', which both set {}: one phase can "
+                                            "hold only one of them (put them in phases of their own)",
+                                            ph.name, a->name, b->name, thing));
+                break;
+              }
+            }
           sc.phases.push_back(std::move(ph));
         }
       }
@@ -349,7 +389,8 @@ struct loader {
         if (const toml::table* wt = doc["workloads"].as_table())
           for (auto&& [k, v] : *wt) workload_names.emplace_back(k.str());
         const auto* checks_node = et->get("checks");
-        const auto& checks = ev.strings("checks");
+        static const std::vector<std::string> none;
+        const auto& checks = ev.has("checks") ? ev.strings("checks") : none;  // a bad type is refused already
         for (size_t i = 0; i < checks.size(); ++i) {
           source_pos cpos = ev.where("checks");
           if (checks_node && checks_node->as_array() && i < checks_node->as_array()->size())
