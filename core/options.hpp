@@ -85,6 +85,7 @@ struct bind_context {
   std::string path;     // dotted path of the table: "workloads.rr"
   const std::map<std::string, std::string>* overrides = nullptr;
   source_pos table_pos;  // for missing-key errors
+  bool allow_remote = false;  // --allow-remote: addresses beyond loopback are the user's explicit choice
 
   source_pos locate(std::string_view key, const toml::source_region& region) const;
 };

@@ -84,12 +84,17 @@ std::optional<toxic_spec> parse_toxic_flag(const std::string& flag, int index, d
   return toxic_spec::from(fmt::format("toxic{}", index), v);
 }
 
-int cmd_proxy(const std::string& listen, const std::string& upstream, const std::vector<std::string>& toxics) {
+int cmd_proxy(const std::string& listen, const std::string& upstream, const std::vector<std::string>& toxics,
+              bool allow_remote) {
   std::string lhost, uhost;
   uint16_t lport = 0, uport = 0;
-  if (!split_host_port(listen, lhost, lport, true) || !is_loopback(lhost) || !split_host_port(upstream, uhost, uport) ||
-      !is_loopback(uhost)) {
-    std::cerr << "rig proxy: --listen and --upstream must be loopback host:port, e.g. 127.0.0.1:7000\n";
+  if (!split_host_port(listen, lhost, lport, true) || !is_loopback(lhost) || !split_host_port(upstream, uhost, uport)) {
+    std::cerr << "rig proxy: --listen must be a loopback host:port and --upstream a host:port, e.g. 127.0.0.1:7000\n";
+    return exit_usage;
+  }
+  if (!is_loopback(uhost) && !allow_remote) {
+    std::cerr << "rig proxy: --upstream " << upstream
+              << " is not a loopback address: rig only sends traffic to loopback unless run with --allow-remote\n";
     return exit_usage;
   }
   for (std::string* h : {&lhost, &uhost})
@@ -126,9 +131,9 @@ int cmd_proxy(const std::string& listen, const std::string& upstream, const std:
   return exit_ok;
 }
 
-int cmd_validate(const std::string& file, const std::vector<std::string>& sets) {
+int cmd_validate(const std::string& file, const std::vector<std::string>& sets, bool allow_remote) {
   try {
-    const scenario sc = load_scenario(file, sets);
+    const scenario sc = load_scenario(file, sets, allow_remote);
     std::cout << fmt::format("{}: OK ({} workload{}, {} injector{}, {} phase{}, {} check{})\n", file,
                              sc.workloads.size(), sc.workloads.size() == 1 ? "" : "s", sc.injectors.size(),
                              sc.injectors.size() == 1 ? "" : "s", sc.phases.size(), sc.phases.size() == 1 ? "" : "s",
@@ -141,10 +146,10 @@ int cmd_validate(const std::string& file, const std::vector<std::string>& sets) 
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& sets, const std::string& out_dir, bool quiet,
-            int progress_s) {
+            int progress_s, bool allow_remote) {
   scenario sc;
   try {
-    sc = load_scenario(file, sets);
+    sc = load_scenario(file, sets, allow_remote);
   } catch (const input_error& e) {
     std::cerr << e.what() << "\n";
     return exit_usage;
@@ -230,7 +235,10 @@ int main(int argc, char** argv) {
   run->add_option("--set", sets, "override a scenario key, e.g. --set workloads.rr.rate=1000/s "
                                  "or --set phases.nagle.duration=2s (repeatable)");
   run->add_option("--out", out_dir, "directory the run directory is created in")->capture_default_str();
-  bool quiet = false;
+  bool quiet = false, allow_remote = false;
+  const char* remote_help = "allow an endpoint target (or proxy upstream) beyond loopback; by default rig sends "
+                            "traffic only to loopback and to the network namespaces it makes";
+  run->add_flag("--allow-remote", allow_remote, remote_help);
   run->add_flag("-q,--quiet", quiet, "no progress or tables: only warnings, failed checks and the status line (for CI)");
   int progress_s = 5;
   run->add_option("--progress", progress_s, "seconds between progress lines when stdout is not a terminal")
@@ -240,6 +248,7 @@ int main(int argc, char** argv) {
   auto* validate = app.add_subcommand("validate", "check a scenario; print OK or every error");
   validate->add_option("file", file, "scenario file (TOML)")->required();
   validate->add_option("--set", sets, "override a scenario key (as for run)");
+  validate->add_flag("--allow-remote", allow_remote, remote_help);
 
   std::string what;
   auto* list = app.add_subcommand("list", "list target, workload and injector kinds with their keys");
@@ -253,6 +262,7 @@ int main(int argc, char** argv) {
   proxy_cmd->add_option("--upstream", upstream, "loopback host:port of the server")->required();
   proxy_cmd->add_option("--toxic", toxic_flags,
                         "a toxic, e.g. latency:latency=10ms,jitter=1ms,stream=downstream (repeat to chain)");
+  proxy_cmd->add_flag("--allow-remote", allow_remote, remote_help);
 
   std::string run_dir;
   auto* report_cmd = app.add_subcommand("report", "write RUN_DIR/report.html again from the run's report.json and timeseries.csv");
@@ -298,8 +308,8 @@ int main(int argc, char** argv) {
 
   try {
     if (*workload_helper) return run_workload_helper();
-    if (*run) return cmd_run(file, sets, out_dir, quiet, progress_s);
-    if (*validate) return cmd_validate(file, sets);
+    if (*run) return cmd_run(file, sets, out_dir, quiet, progress_s, allow_remote);
+    if (*validate) return cmd_validate(file, sets, allow_remote);
     if (*target) return cmd_target(bind_addr, port, control, sets);
     if (*schema_cmd) {
       std::cout << scenario_schema().dump(2) << "\n";
@@ -325,7 +335,7 @@ int main(int argc, char** argv) {
       return exit_ok;
     }
     if (*cleanup) return cmd_cleanup();
-    if (*proxy_cmd) return cmd_proxy(listen, upstream, toxic_flags);
+    if (*proxy_cmd) return cmd_proxy(listen, upstream, toxic_flags, allow_remote);
     if (*list) {
       if (what.empty() || what == "targets") list_kinds("targets", target_kinds());
       if (what.empty() || what == "workloads") list_kinds("workloads", workload_kinds());

@@ -184,7 +184,7 @@ struct loader {
                                   did_you_mean(kind, kind_names(kinds)), join(kind_names(kinds))));
       return std::nullopt;
     }
-    bind_context ctx{file, section, path, &origins, tpos};
+    bind_context ctx{file, section, path, &origins, tpos, allow_remote};
     const size_t before = diags.size();
     kind_decl d{name, kind, bind_options(k->options(), *tbl, ctx, diags), tpos};
     if (k->check && diags.size() == before) k->check(d.opts, ctx, diags);
@@ -261,6 +261,7 @@ struct loader {
     sc.file = file;
     sc.source_text = text;
     sc.overrides = overrides;
+    sc.allow_remote = allow_remote;
     toml::table doc;
     try {
       doc = toml::parse(text, file);
@@ -407,6 +408,7 @@ struct loader {
   }
 
   bool with_sweep = true;
+  bool allow_remote = false;
 
   void decode_sweep(const toml::node& n, scenario& sc, const std::string& text, const std::vector<std::string>& overrides) {
     const toml::table* st = n.as_table();
@@ -535,7 +537,7 @@ struct loader {
       const auto extra = sw.overrides_for(int(i), sc.phases);
       o.insert(o.end(), extra.begin(), extra.end());
       try {
-        parse_scenario(text, file, o, false);
+        parse_scenario(text, file, o, false, allow_remote);
       } catch (const input_error& e) {
         // What the level's value did wrong (where: this level, not the --set it became).
         const auto& first = e.diags().items().front();
@@ -548,13 +550,14 @@ struct loader {
 }  // namespace
 
 scenario parse_scenario(const std::string& text, const std::string& file, const std::vector<std::string>& overrides,
-                        bool with_sweep) {
+                        bool with_sweep, bool allow_remote) {
   loader l{file, {}, {}};
   l.with_sweep = with_sweep;
+  l.allow_remote = allow_remote;
   return l.load(text, overrides);
 }
 
-scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides) {
+scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides, bool allow_remote) {
   std::ifstream in(path);
   if (!in) {
     diagnostics d;
@@ -563,7 +566,7 @@ scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_scenario(ss.str(), path, overrides);
+  return parse_scenario(ss.str(), path, overrides, true, allow_remote);
 }
 
 }  // namespace rig

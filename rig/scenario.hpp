@@ -52,6 +52,7 @@ struct scenario {
   std::vector<phase_decl> phases;
   std::vector<check_expr> checks;
   std::vector<std::string> overrides;  // the --set assignments applied
+  bool allow_remote = false;           // --allow-remote: an endpoint beyond loopback was accepted
   sweep_decl sweep;
 
   const kind_decl* injector(const std::string& name) const;
@@ -64,9 +65,11 @@ const option_table& expect_options();
 const option_table& sweep_options();
 
 // Loads and validates; throws input_error holding every problem found.
-scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {});
+scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides = {},
+                       bool allow_remote = false);
 // with_sweep false: the [sweep] table is ignored (one level's run of a sweep).
 scenario parse_scenario(const std::string& text, const std::string& file,
-                        const std::vector<std::string>& overrides = {}, bool with_sweep = true);
+                        const std::vector<std::string>& overrides = {}, bool with_sweep = true,
+                        bool allow_remote = false);
 
 }  // namespace rig

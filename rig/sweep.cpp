@@ -135,7 +135,7 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
       auto o = sets;
       const auto extra = sw.overrides_for(level_index[li], sc.phases);
       o.insert(o.end(), extra.begin(), extra.end());
-      const scenario level = parse_scenario(sc.source_text, sc.file, o, false);  // checked at load: cannot fail here
+      const scenario level = parse_scenario(sc.source_text, sc.file, o, false, sc.allow_remote);  // checked at load: cannot fail here
       std::ostringstream sink;
       run_options ro = opts;
       ro.out_base = dir;

@@ -120,9 +120,11 @@ void check_endpoint(const option_values& v, const bind_context& ctx, diagnostics
   if (!split_host_port(v.str("address"), host, port))
     diags.add(v.where("address"), fmt::format("'address' in {} must be host:port, e.g. \"127.0.0.1:6379\"",
                                               ctx.section));
-  else if (!is_loopback(host))
+  else if (!is_loopback(host) && !ctx.allow_remote)
     diags.add(v.where("address"),
-              fmt::format("'address' in {} is {}: rig only sends traffic to loopback addresses", ctx.section, host));
+              fmt::format("'address' in {} is {}: rig only sends traffic to loopback addresses unless run with "
+                          "--allow-remote",
+                          ctx.section, host));
 }
 
 class endpoint_target final : public target {

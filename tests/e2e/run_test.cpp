@@ -386,3 +386,40 @@ TEST_CASE("progress: plain lines with phase i/n, elapsed and the last second whe
   CHECK(q.find("nagle.rr.errors == 0") == std::string::npos);  // passing checks are not listed
   CHECK(q.find("status: ok   report: ") != std::string::npos);
 }
+
+TEST_CASE("--allow-remote: beyond loopback only when asked (checked without sending anything there)") {
+  temp_dir tmp;
+  // 192.0.2.1 is TEST-NET-1 (RFC 5737): documentation only, never routed. Nothing here connects to it.
+  std::ofstream(tmp.path + "/remote.toml") << R"(name = "remote"
+[target]
+kind = "endpoint"
+address = "192.0.2.1:6379"
+[workloads.rr]
+kind = "tcp"
+request = "PING\r\n"
+response_until = "\r\n"
+[[phases]]
+name = "p"
+duration = "1s"
+)";
+  const auto refused = run_rig({"validate", tmp.path + "/remote.toml"}, tmp.path);
+  CHECK(refused.code == 2);
+  CHECK(refused.err.find("remote.toml:4:1: 'address' in [target] is 192.0.2.1: rig only sends traffic to loopback "
+                         "addresses unless run with --allow-remote") != std::string::npos);
+  const auto allowed = run_rig({"validate", tmp.path + "/remote.toml", "--allow-remote"}, tmp.path);
+  CHECK(allowed.code == 0);
+  CHECK(allowed.stdout_text().find("OK") != std::string::npos);
+
+  const auto proxy_refused = run_rig({"proxy", "--upstream", "192.0.2.1:80"}, tmp.path);
+  CHECK(proxy_refused.code == 2);
+  CHECK(proxy_refused.err.find("is not a loopback address") != std::string::npos);
+  CHECK(proxy_refused.err.find("--allow-remote") != std::string::npos);
+  // Allowed, it listens on loopback; no client comes, so it never connects upstream.
+  auto px = child_process::spawn({.argv = {RIG_BINARY, "proxy", "--upstream", "192.0.2.1:80", "--allow-remote"},
+                                  .capture_stdout = true, .stderr_path = tmp.path + "/proxy.txt"});
+  const auto line = px.read_line(10'000);
+  REQUIRE(line);
+  CHECK(line->rfind("listening 127.0.0.1:", 0) == 0);
+  ::kill(px.pid(), SIGTERM);
+  CHECK(px.wait(5000));
+}

@@ -154,7 +154,7 @@ TEST_CASE("endpoint targets must be loopback addresses") {
   const std::string base = replace(good, "kind = \"builtin\"\nreply_writes = 2", "kind = \"endpoint\"\naddress = \"10.1.2.3:80\"");
   const auto e = errors_of(replace(base, "[injectors.no_nodelay]\nkind = \"nodelay\"\n", "[injectors.no_nodelay]\nkind = \"nodelay\"\nwhere = \"workload\"\n"));
   REQUIRE(e.size() == 1);
-  CHECK(e[0] == "s.toml:5:1: 'address' in [target] is 10.1.2.3: rig only sends traffic to loopback addresses");
+  CHECK(e[0] == "s.toml:5:1: 'address' in [target] is 10.1.2.3: rig only sends traffic to loopback addresses unless run with --allow-remote");
 }
 
 TEST_CASE("load models: conflicting and incomplete rate keys are refused with line and key") {
