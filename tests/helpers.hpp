@@ -156,8 +156,9 @@ inline nlohmann::json run_ok(const temp_dir& tmp, const std::string& file) {
 }
 
 // Runs rig, sends it `sig` half a second into phase `phase`, and collects what it wrote.
+// `times` > 1: the signal again every 20 ms (an impatient second Ctrl-C during the revert).
 inline rig_result interrupt_rig_in_phase(const std::vector<std::string>& args, const std::string& dir,
-                                         const std::string& phase, int sig) {
+                                         const std::string& phase, int sig, int times = 1) {
   std::vector<std::string> argv = {RIG_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = dir + "/stderr.txt"});
@@ -172,7 +173,10 @@ inline rig_result interrupt_rig_in_phase(const std::vector<std::string>& args, c
   }
   REQUIRE_MESSAGE(reached, "rig never reached phase ", phase);
   ::usleep(500'000);
-  REQUIRE(::kill(c.pid(), sig) == 0);
+  for (int i = 0; i < times; ++i) {
+    if (i) ::usleep(20'000);
+    if (::kill(c.pid(), sig) != 0) break;  // already gone: what it did is checked below
+  }
   while (auto line = c.read_line(20'000)) r.out.push_back(*line);
   REQUIRE(c.wait(20'000));
   r.code = c.exit_code().value_or(-1);

@@ -179,6 +179,43 @@ TEST_CASE("Ctrl-C while a cap is on: exit 130, target stopped, the run's cgroup 
   CHECK(::kill(target, 0) == -1);
 }
 
+TEST_CASE("Ctrl-C three times in a row while a cap and a failpoint are on: the revert is not abandoned") {
+  if (!can_cap({"cpu", "cpuset"})) return;
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "impatient"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+connections = 2
+rate = "200/s"
+[injectors.slow]
+kind = "cpu"
+scale = "50%"
+[injectors.stall]
+kind = "failpoint"
+failpoint = "reply.write"
+action = "delay"
+delay = "1ms"
+[[phases]]
+name = "baseline"
+duration = "1s"
+[[phases]]
+name = "capped"
+duration = "20s"
+inject = ["slow", "stall"]
+)";
+  const auto f = rig::testing::interrupt_rig_in_phase({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path,
+                                                      "capped", SIGINT, 3);
+  INFO(f.stdout_text() << f.err);
+  CHECK(f.code == 130);  // not killed by the second signal: it finished reverting and said so
+  const auto r = f.report();
+  CHECK(r["status"] == "interrupted");
+  check_cgroup_gone(r);
+  CHECK(!fs::exists(r["target"]["failpoint_channel"].get<std::string>()));
+  CHECK(::kill(r["target"]["pid"].get<pid_t>(), 0) == -1);
+}
+
 TEST_CASE("disk write_bps: the target's direct WAL writes pass at the cap (within 10%), read back, then uncapped") {
   if (!can_cap({"io"})) return;
   temp_dir tmp;
