@@ -78,9 +78,14 @@ TEST_CASE("thread-loss.toml: live workers fall monotonically to 0, queue and RSS
   CHECK(after["resources"]["target"]["queue_depth_max"].get<int>() > 50);
   CHECK(after["resources"]["target"]["rss_end_bytes"].get<double>() >
         base["resources"]["target"]["rss_end_bytes"].get<double>() + 2 * 1048576);
-  // Latency climbs while the last workers serve a growing queue (6-24x in 6 runs here).
-  CHECK(loss["workloads"]["rr"]["latency_us"]["p99"].get<double>() >
-        3 * base["workloads"]["rr"]["latency_us"]["p99"].get<double>());
+  // Latency climbs while the last one or two workers serve a growing queue, before everything times out. How
+  // far depends on how long those last workers live (random): the whole phase's p99 was 6-24x the baseline's in
+  // 6 runs here and 2.4x once in CI. The worst second's p99 is checked against 2x; it fails only when the last
+  // two workers both die within ~0.1 s (about 2% of runs by the death rates).
+  const auto p99_by_second = column(r, "loss", "rr.p99_us");
+  REQUIRE(!p99_by_second.empty());
+  CHECK(*std::max_element(p99_by_second.begin(), p99_by_second.end()) >
+        2 * base["workloads"]["rr"]["latency_us"]["p99"].get<double>());
   CHECK(after["workloads"]["rr"]["errors"]["timeout"].get<uint64_t>() > 0);
   CHECK(base["workloads"]["rr"]["errors"]["timeout"] == 0);
 }
@@ -107,7 +112,8 @@ TEST_CASE("overflow.toml: queue capacity 1 sends nearly every request down the r
     const auto& w = p["workloads"]["rr"];
     const double rejected = w["errors"]["rejected"].get<double>();
     CHECK(rejected / (rejected + w["ops"].get<double>()) > 0.9);
-    CHECK(p["resources"]["target"]["rejected"].get<double>() >= rejected);  // counted by the target too
+    // Counted by the target too; its count is sampled at the phase's edges, so a few land in the next phase.
+    CHECK(p["resources"]["target"]["rejected"].get<double>() == doctest::Approx(rejected).epsilon(0.01));
   }
   temp_dir tmp2;
   const auto f = run_case(tmp2, "overflow-fixed.toml", {{"overflow", "1s"}, {"tiny_buffers", "1s"}});
