@@ -109,6 +109,10 @@ struct injector_kind {
 };
 
 const std::vector<injector_kind>& injector_kinds();
+// What an injector of `kind` takes over while its phase runs ("the target's memory cap"). Two
+// injectors in one phase that take the same thing would fight over it (the second undoing
+// the first), so a scenario may not hold both.
+std::vector<std::string> injector_holds(const std::string& kind, const option_values& opts);
 inline const injector_kind* find_injector_kind(std::string_view name) { return find_kind(injector_kinds(), name); }
 
 }  // namespace rig

@@ -59,4 +59,24 @@ const std::vector<injector_kind>& injector_kinds() {
   return kinds;
 }
 
+std::vector<std::string> injector_holds(const std::string& k, const option_values& opts) {
+  if (k == "memory") return {"the target's memory cap"};
+  if (k == "cpu") return {"the target's CPU quota"};
+  if (k == "disk") return {"the target's disk caps"};
+  if (k == "file_faults") return {"the preload shim's file faults"};
+  if (k == "pause") return {"the target's stop/continue schedule"};
+  auto sides = [&](const std::string& w, const char* a, const char* b, const std::string& what) {
+    std::vector<std::string> out;
+    if (w == a || w == "both") out.push_back(what + " (" + a + ")");
+    if (w == b || w == "both") out.push_back(what + " (" + b + ")");
+    return out;
+  };
+  if ((k == "netem" || k == "rate") && opts.has("direction"))
+    return sides(opts.str("direction"), "replies", "requests", "the root qdisc on the run's veth");
+  if ((k == "nodelay" || k == "sockbuf") && opts.has("where"))
+    return sides(opts.str("where"), "target", "workload", k == "nodelay" ? "TCP_NODELAY" : "the socket buffers");
+  if ((k == "threads" || k == "failpoint") && opts.has("failpoint")) return {"failpoint " + opts.str("failpoint")};
+  return {};
+}
+
 }  // namespace rig

@@ -123,29 +123,6 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// What an injector takes over while its phase runs. Two injectors in one phase that take the
-// same thing would fight over it (the second undoing the first), so a scenario may not.
-std::vector<std::string> holds(const kind_decl& d) {
-  const std::string& k = d.kind;
-  if (k == "memory") return {"the target's memory cap"};
-  if (k == "cpu") return {"the target's CPU quota"};
-  if (k == "disk") return {"the target's disk caps"};
-  if (k == "file_faults") return {"the preload shim's file faults"};
-  if (k == "pause") return {"the target's stop/continue schedule"};
-  auto sides = [&](const std::string& w, const char* a, const char* b, const std::string& what) {
-    std::vector<std::string> out;
-    if (w == a || w == "both") out.push_back(what + " (" + a + ")");
-    if (w == b || w == "both") out.push_back(what + " (" + b + ")");
-    return out;
-  };
-  if ((k == "netem" || k == "rate") && d.opts.has("direction"))
-    return sides(d.opts.str("direction"), "replies", "requests", "the root qdisc on the run's veth");
-  if ((k == "nodelay" || k == "sockbuf") && d.opts.has("where"))
-    return sides(d.opts.str("where"), "target", "workload", k == "nodelay" ? "TCP_NODELAY" : "the socket buffers");
-  if ((k == "threads" || k == "failpoint") && d.opts.has("failpoint")) return {"failpoint " + d.opts.str("failpoint")};
-  return {};
-}
-
 struct loader {
   std::string file;
   std::map<std::string, std::string> origins;  // dotted key path -> "--set ..."
@@ -360,8 +337,8 @@ struct loader {
               const kind_decl* a = sc.injector(ph.inject[i]);
               const kind_decl* b = sc.injector(ph.inject[j]);
               if (!a || !b) continue;
-              for (const auto& thing : holds(*a)) {
-                const auto hb = holds(*b);
+              for (const auto& thing : injector_holds(a->kind, a->opts)) {
+                const auto hb = injector_holds(b->kind, b->opts);
                 if (std::find(hb.begin(), hb.end(), thing) == hb.end()) continue;
                 source_pos jpos = pv.where("inject");
                 if (inject_node && inject_node->as_array() && j < inject_node->as_array()->size())
