@@ -41,6 +41,20 @@ const json* phase_of(const json& report, const std::string& name) {
   return nullptr;
 }
 
+// One workload's figures in one phase of a run; latencies NaN when nothing was answered.
+struct figures {
+  double p50_us, p99_us, p999_us, ops_per_s, errors;
+};
+std::string latency_text(double us) { return std::isnan(us) ? std::string("-") : format_duration_us(us); }
+
+figures figures_of(const json& f) {
+  const bool any = get(f, {"latency_us", "count"}) > 0;
+  double errors = 0;
+  for (const auto& [k, v] : f["errors"].items()) errors += v.get<double>();
+  return {any ? get(f, {"latency_us", "p50"}) : NAN, any ? get(f, {"latency_us", "p99"}) : NAN,
+          any ? get(f, {"latency_us", "p999"}) : NAN, get(f, {"throughput_ops_s"}), errors};
+}
+
 }  // namespace
 
 json summarize_sweep(const scenario& sc, const std::vector<std::string>& labels,
@@ -61,16 +75,13 @@ json summarize_sweep(const scenario& sc, const std::vector<std::string>& labels,
       const double secs = get(*ph, {"end_s"}) - get(*ph, {"start_s"});
       for (const auto& w : sc.workloads) {
         if (!(*ph)["workloads"].contains(w.name)) continue;
-        const json& f = (*ph)["workloads"][w.name];
-        const bool any = get(f, {"latency_us", "count"}) > 0;
+        const figures f = figures_of((*ph)["workloads"][w.name]);
         auto& m = per[w.name];
-        m["p50_us"].push_back(any ? get(f, {"latency_us", "p50"}) : NAN);
-        m["p99_us"].push_back(any ? get(f, {"latency_us", "p99"}) : NAN);
-        m["p999_us"].push_back(any ? get(f, {"latency_us", "p999"}) : NAN);
-        m["throughput_ops_s"].push_back(get(f, {"throughput_ops_s"}));
-        double errors = 0;
-        for (const auto& [k, v] : f["errors"].items()) errors += v.get<double>();
-        m["errors_per_s"].push_back(secs > 0 ? errors / secs : NAN);
+        m["p50_us"].push_back(f.p50_us);
+        m["p99_us"].push_back(f.p99_us);
+        m["p999_us"].push_back(f.p999_us);
+        m["throughput_ops_s"].push_back(f.ops_per_s);
+        m["errors_per_s"].push_back(secs > 0 ? f.errors / secs : NAN);
       }
       cpu.push_back(get(*ph, {"resources", "target", "cpu_pct"}));
       rss.push_back(get(*ph, {"resources", "target", "rss_max_bytes"}));
@@ -154,22 +165,17 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
         report["_dir"] = ran_in;
         reports[li].push_back(report);
       }
-      std::string figures;
+      std::string line;
       if (const json* ph = report.is_object() ? phase_of(report, sw.phase) : nullptr)
         for (const auto& w : sc.workloads)
           if ((*ph)["workloads"].contains(w.name)) {
-            const json& f = (*ph)["workloads"][w.name];
-            const bool any = get(f, {"latency_us", "count"}) > 0;
-            double errors = 0;
-            for (const auto& [k, v] : f["errors"].items()) errors += v.get<double>();
-            figures += fmt::format("  {}: {} ops/s p50 {} p99 {} errors {}", w.name,
-                                   format_count(get(f, {"throughput_ops_s"})),
-                                   any ? format_duration_us(get(f, {"latency_us", "p50"})) : "-",
-                                   any ? format_duration_us(get(f, {"latency_us", "p99"})) : "-", format_count(errors));
+            const figures f = figures_of((*ph)["workloads"][w.name]);
+            line += fmt::format("  {}: {} ops/s p50 {} p99 {} errors {}", w.name, format_count(f.ops_per_s),
+                                latency_text(f.p50_us), latency_text(f.p99_us), format_count(f.errors));
           }
       out << fmt::format("  [{}/{}] {} = {}{}: {}{}\n", done, total_runs, sw.param, labels[li],
                          sw.repeats > 1 ? fmt::format(" (run {}/{})", rep + 1, sw.repeats) : "",
-                         code == exit_ok || code == exit_expectations ? "ok" : fmt::format("exit {}", code), figures);
+                         code == exit_ok || code == exit_expectations ? "ok" : fmt::format("exit {}", code), line);
       out.flush();
       if (code == 130 || code == 143) interrupted = code;
       else if (code == exit_usage || code == exit_capability) return code;  // no level can run
@@ -189,12 +195,11 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
     const json& l = summary["levels"][li];
     for (const auto& w : sc.workloads) {
       auto m = [&](const char* metric, const char* which) { return get(l, {"workloads", w.name.c_str(), metric, which}); };
-      auto lat = [](double v) { return std::isnan(v) ? std::string("-") : format_duration_us(v); };
       const bool knee = summary["knee"].contains(w.name) && summary["knee"][w.name]["index"] == li;
       out << fmt::format("{:<24} {:<10} {:>10} {:>10} {:>10} {:>21} {:>10}{}\n", l["label"].get<std::string>(), w.name,
                          format_count(std::isnan(m("throughput_ops_s", "median")) ? 0 : m("throughput_ops_s", "median")),
-                         lat(m("p50_us", "median")), lat(m("p99_us", "median")),
-                         lat(m("p99_us", "min")) + " – " + lat(m("p99_us", "max")),
+                         latency_text(m("p50_us", "median")), latency_text(m("p99_us", "median")),
+                         latency_text(m("p99_us", "min")) + " – " + latency_text(m("p99_us", "max")),
                          fmt::format("{:.1f}", std::isnan(m("errors_per_s", "median")) ? 0.0 : m("errors_per_s", "median")),
                          knee ? fmt::format("  ← knee (p99 > {:g}× the first level's)", sw.knee_factor) : "");
     }
