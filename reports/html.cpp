@@ -47,8 +47,6 @@ const json& member(const json& j, const char* key, bool array = false) {
   return array ? empty_array : empty_object;
 }
 
-std::string fs_name(const std::string& dir) { return std::filesystem::path(dir).filename().string(); }
-
 double num(const json& j, const char* key, double otherwise = nan_v) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return otherwise;
   return j[key].get<double>();
@@ -627,7 +625,6 @@ std::string thr_text(double v) { return std::isnan(v) ? "–" : format_count(v);
 std::string compare_runs(const std::string& dir_a, const std::string& dir_b, const std::string& html_path) {
   const json a = read_report(dir_a), b = read_report(dir_b);
   const auto rows = compare_rows(a, b);
-  const std::string name_a = fs_name(dir_a), name_b = fs_name(dir_b);
   // The terminal: one line per phase x workload, A then B then B/A.
   size_t pw = 5, ww = 8;
   for (const auto& r : rows) {
@@ -637,13 +634,22 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
   std::string t = fmt::format("A: {}\nB: {}\n\n", dir_a, dir_b);
   t += fmt::format("{:<{}}  {:<{}}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>7} {:>7}\n", "phase", pw,
                    "workload", ww, "ops/s A", "B", "B/A", "p50 A", "B", "B/A", "p99 A", "B", "B/A", "errs A", "B");
-  for (const auto& r : rows) {
+  // Each row's cells, formatted once for both the terminal and compare.html.
+  struct cells {
+    std::string ops_a, ops_b, ops_x, p50_a, p50_b, p50_x, p99_a, p99_b, p99_x, p999_a, p999_b, err_a, err_b;
+  };
+  std::vector<cells> rc;
+  for (const auto& r : rows)
+    rc.push_back({thr_text(thr(r.a)), thr_text(thr(r.b)), ratio(thr(r.a), thr(r.b)), lat_text(lat(r.a, "p50")),
+                  lat_text(lat(r.b, "p50")), ratio(lat(r.a, "p50"), lat(r.b, "p50")), lat_text(lat(r.a, "p99")),
+                  lat_text(lat(r.b, "p99")), ratio(lat(r.a, "p99"), lat(r.b, "p99")), lat_text(lat(r.a, "p999")),
+                  lat_text(lat(r.b, "p999")), thr_text(errs(r.a)), thr_text(errs(r.b))});
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    const auto& c = rc[i];
     t += fmt::format("{:<{}}  {:<{}}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>7} {:>7}{}\n", r.phase,
-                     pw, r.workload, ww, thr_text(thr(r.a)), thr_text(thr(r.b)), ratio(thr(r.a), thr(r.b)),
-                     lat_text(lat(r.a, "p50")), lat_text(lat(r.b, "p50")), ratio(lat(r.a, "p50"), lat(r.b, "p50")),
-                     lat_text(lat(r.a, "p99")), lat_text(lat(r.b, "p99")), ratio(lat(r.a, "p99"), lat(r.b, "p99")),
-                     thr_text(errs(r.a)), thr_text(errs(r.b)),
-                     !r.a ? "  (only in B)" : !r.b ? "  (only in A)" : "");
+                     pw, r.workload, ww, c.ops_a, c.ops_b, c.ops_x, c.p50_a, c.p50_b, c.p50_x, c.p99_a, c.p99_b, c.p99_x,
+                     c.err_a, c.err_b, !r.a ? "  (only in B)" : !r.b ? "  (only in A)" : "");
   }
   // compare.html: the same table, and A's and B's per-second latency on one time axis.
   const timeseries_table ta = read_csv(dir_a + "/timeseries.csv"), tb = read_csv(dir_b + "/timeseries.csv");
@@ -657,15 +663,14 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
   o += "</dl>\n<h2>Phases, B against A</h2><table><tr><th>phase</th><th>workload</th><th>ops/s A</th><th>ops/s B</th>"
        "<th>B/A</th><th>p50 A</th><th>p50 B</th><th>B/A</th><th>p99 A</th><th>p99 B</th><th>B/A</th><th>p99.9 A</th>"
        "<th>p99.9 B</th><th>errors A</th><th>errors B</th></tr>";
-  for (const auto& r : rows)
-    o += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                     "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                     "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                     "<td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                     esc(r.phase), esc(r.workload), thr_text(thr(r.a)), thr_text(thr(r.b)), ratio(thr(r.a), thr(r.b)),
-                     lat_text(lat(r.a, "p50")), lat_text(lat(r.b, "p50")), ratio(lat(r.a, "p50"), lat(r.b, "p50")),
-                     lat_text(lat(r.a, "p99")), lat_text(lat(r.b, "p99")), ratio(lat(r.a, "p99"), lat(r.b, "p99")),
-                     lat_text(lat(r.a, "p999")), lat_text(lat(r.b, "p999")), thr_text(errs(r.a)), thr_text(errs(r.b)));
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& c = rc[i];
+    o += "<tr><td>" + esc(rows[i].phase) + "</td><td>" + esc(rows[i].workload) + "</td>";
+    for (const std::string* v : {&c.ops_a, &c.ops_b, &c.ops_x, &c.p50_a, &c.p50_b, &c.p50_x, &c.p99_a, &c.p99_b,
+                                 &c.p99_x, &c.p999_a, &c.p999_b, &c.err_a, &c.err_b})
+      o += "<td class=\"n\">" + *v + "</td>";
+    o += "</tr>";
+  }
   o += "</table>\n<h2>Over time</h2>\n";
   double x_max = 1;
   for (const auto* x : {&ca, &cb})
