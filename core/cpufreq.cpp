@@ -6,11 +6,21 @@
 #include <fmt/format.h>
 
 #include "core/cgroup.hpp"
+#include "core/journal.hpp"
 
 namespace rig {
 
 std::string cpufreq_pin::file(int cpu, const char* name) const {
   return fmt::format("{}/cpu{}/cpufreq/{}", root_, cpu, name);
+}
+
+std::string cpufreq_pin::read_governor(int cpu) const {
+  const std::string f = file(cpu, "scaling_governor");
+  return ::access(f.c_str(), R_OK) == 0 ? read_control(f) : std::string();
+}
+
+std::string cpufreq_pin::restore_line(int cpu, const char* name, const std::string& text) const {
+  return "restore " + file(cpu, name) + " " + text;
 }
 
 bool cpufreq_pin::available(const std::vector<int>& cpus) const {
@@ -30,17 +40,22 @@ int64_t cpufreq_pin::pin(const std::vector<int>& cpus, int64_t khz) {
   for (int c : cpus) {
     const bool first_time = std::none_of(saved_.begin(), saved_.end(), [&](const saved& s) { return s.cpu == c; });
     if (first_time) {
-      saved s{c, read_control(file(c, "scaling_max_freq")), read_control(file(c, "scaling_min_freq")), ""};
-      if (::access(file(c, "scaling_governor").c_str(), R_OK) == 0) s.governor = read_control(file(c, "scaling_governor"));
+      saved s{c, read_control(file(c, "scaling_max_freq")), read_control(file(c, "scaling_min_freq")), "", ""};
+      s.governor = read_governor(c);
+      if (s.governor == "userspace") s.setspeed = read_control(file(c, "scaling_setspeed"));
       saved_.push_back(s);
+      // `rig cleanup` replays in reverse: max goes back first, then min, then the speed, as
+      // restore() does.
+      if (!s.setspeed.empty()) journal::self().record(restore_line(c, "scaling_setspeed", s.setspeed));
+      journal::self().record(restore_line(c, "scaling_min_freq", s.min));
+      journal::self().record(restore_line(c, "scaling_max_freq", s.max));
     }
     const int64_t lo = min_khz(c), cap = std::clamp(khz, lo, max_khz(c));
     // min may not exceed max: lower it to the hardware minimum first.
     write_control(file(c, "scaling_min_freq"), std::to_string(lo));
     write_control(file(c, "scaling_max_freq"), std::to_string(cap));
     // "userspace" holds whatever speed was set last; every other governor honours the cap.
-    if (::access(file(c, "scaling_governor").c_str(), W_OK) == 0 && read_control(file(c, "scaling_governor")) == "userspace")
-      write_control(file(c, "scaling_setspeed"), std::to_string(cap));
+    if (read_governor(c) == "userspace") write_control(file(c, "scaling_setspeed"), std::to_string(cap));
     set = cap;
   }
   return set;
@@ -57,10 +72,13 @@ void cpufreq_pin::restore() noexcept {
     try {
       write_control(file(it->cpu, "scaling_max_freq"), it->max);
       write_control(file(it->cpu, "scaling_min_freq"), it->min);
-      if (!it->governor.empty()) write_control(file(it->cpu, "scaling_governor"), it->governor);
+      if (!it->setspeed.empty()) write_control(file(it->cpu, "scaling_setspeed"), it->setspeed);
     } catch (...) {
       // A CPU taken offline meanwhile: nothing to restore on it.
     }
+    journal::self().done(restore_line(it->cpu, "scaling_max_freq", it->max));
+    journal::self().done(restore_line(it->cpu, "scaling_min_freq", it->min));
+    if (!it->setspeed.empty()) journal::self().done(restore_line(it->cpu, "scaling_setspeed", it->setspeed));
   }
   saved_.clear();
 }

@@ -1,6 +1,7 @@
 #pragma once
 // CPU frequency pinning through cpufreq in sysfs: scaling_max_freq (with scaling_min_freq
-// lowered under it) on a set of CPUs, every file saved first and restored exactly.
+// lowered under it) on a set of CPUs, every file saved first (in the journal too) and
+// restored exactly.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,15 +24,17 @@ class cpufreq_pin {
   int64_t pin(const std::vector<int>& cpus, int64_t khz);
   // The cap each CPU reads back now (scaling_max_freq).
   std::vector<int64_t> read_back() const;
-  // Every saved file as it was: max first when lowering min is undone, then min, then governor.
+  // Every saved file as it was: max first, then min, then (userspace governor) the set speed.
   void restore() noexcept;
 
  private:
   struct saved {
     int cpu;
-    std::string max, min, governor;
+    std::string max, min, governor, setspeed;  // setspeed: under the userspace governor only
   };
   std::string file(int cpu, const char* name) const;
+  std::string read_governor(int cpu) const;  // "" without one
+  std::string restore_line(int cpu, const char* name, const std::string& text) const;  // for the journal
   std::string root_;
   std::vector<saved> saved_;
 };

@@ -69,15 +69,23 @@ failpoint_channel::failpoint_channel() {
   listener_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   throw_system_error_on(!listener_, "socket for the failpoint channel");
   ::unlink(path_.c_str());
-  throw_system_error_on(::bind(listener_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0,
-                        "bind the failpoint channel at " + path_);
-  throw_system_error_on(::listen(listener_.get(), 64) != 0, "listen on the failpoint channel at " + path_);
+  journal::self().record("file " + path_);
+  try {
+    throw_system_error_on(::bind(listener_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0,
+                          "bind the failpoint channel at " + path_);
+    throw_system_error_on(::listen(listener_.get(), 64) != 0, "listen on the failpoint channel at " + path_);
+  } catch (...) {
+    ::unlink(path_.c_str());
+    journal::self().done("file " + path_);
+    throw;
+  }
 }
 
 failpoint_channel::~failpoint_channel() {
   conns_.clear();
   listener_.reset();
   ::unlink(path_.c_str());
+  journal::self().done("file " + path_);
   if (made_dir_) ::rmdir(dir_.c_str());  // left when another rig still uses it
 }
 

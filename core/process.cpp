@@ -15,6 +15,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/journal.hpp"
 
 extern char** environ;
 
@@ -106,12 +107,24 @@ child_process child_process::spawn(const spawn_options& opts) {
     _exit(127);
   }
   ::close(exec_pipe[1]);
+  child_process c;
+  c.pid_ = pid;
+  if (opts.journaled) {
+    try {
+      c.journal_line_ = process_entry(pid);  // before exec: the start time is the fork's
+      if (!c.journal_line_.empty()) journal::self().record(c.journal_line_);
+    } catch (...) {
+      c.journal_line_.clear();
+      ::close(exec_pipe[0]);
+      if (out_pipe[1] >= 0) ::close(out_pipe[1]), ::close(out_pipe[0]);
+      if (err_fd >= 0) ::close(err_fd);
+      throw;  // c's destructor stops the child
+    }
+  }
   char sink;
   while (::read(exec_pipe[0], &sink, 1) < 0 && errno == EINTR) {
   }
   ::close(exec_pipe[0]);
-  child_process c;
-  c.pid_ = pid;
   if (out_pipe[1] >= 0) {
     ::close(out_pipe[1]);
     c.out_ = line_reader(unique_fd(out_pipe[0]));
@@ -129,6 +142,7 @@ child_process& child_process::operator=(child_process&& o) noexcept {
     reaped_ = std::exchange(o.reaped_, false);
     status_ = o.status_;
     out_ = std::move(o.out_);
+    journal_line_ = std::exchange(o.journal_line_, {});
   }
   return *this;
 }
@@ -139,10 +153,16 @@ std::optional<std::string> child_process::read_line(int timeout_ms) {
   return line;
 }
 
+void child_process::reaped(int status) noexcept {
+  status_ = status;
+  reaped_ = true;
+  if (!journal_line_.empty()) journal::self().done(std::exchange(journal_line_, {}));
+}
+
 bool child_process::running() {
   if (pid_ <= 0 || reaped_) return false;
-  const pid_t r = ::waitpid(pid_, &status_, WNOHANG);
-  if (r == pid_) reaped_ = true;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) reaped(status);
   return !reaped_;
 }
 
@@ -151,7 +171,8 @@ void child_process::stop(int grace_ms) noexcept {
   ::kill(pid_, SIGTERM);
   if (wait(grace_ms)) return;
   ::kill(pid_, SIGKILL);
-  if (::waitpid(pid_, &status_, 0) == pid_) reaped_ = true;
+  int status = 0;
+  if (::waitpid(pid_, &status, 0) == pid_) reaped(status);
 }
 
 std::string child_process::exit_description() const {

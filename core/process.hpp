@@ -21,6 +21,8 @@ struct spawn_options {
   int parent_death_signal = 15;  // the child dies with the rig (SIGTERM)
   int netns_fd = -1;             // >= 0: the child joins this network namespace before exec
   std::vector<std::string> cgroup_procs;  // cgroup.procs files the child joins before exec
+  bool journaled = false;        // a host change of the run (a target, a helper): in the journal
+                                 // until reaped, so `rig cleanup` ends it if the rig was killed
 };
 
 // A child process the rig started. Destruction stops it (SIGTERM, then SIGKILL).
@@ -52,6 +54,8 @@ class child_process {
   bool reaped_ = false;
   int status_ = 0;
   line_reader out_;
+  std::string journal_line_;  // "process PID START" while journaled and not reaped
+  void reaped(int status) noexcept;
 };
 
 // The last `lines` lines of a file (a child's log), for error messages.

@@ -2,12 +2,18 @@
 
 #include <fmt/format.h>
 
+#include "core/journal.hpp"
+
 namespace rig {
 
 veth_network veth_network::create() {
   veth_network n;
   n.client_ = netns::create();
   n.target_ = netns::create();
+  for (const auto* ns : {&n.client_, &n.target_}) {
+    n.journaled_.push_back(fmt::format("netns {}", ns->inode()));
+    journal::self().record(n.journaled_.back());
+  }
   nl_socket c = n.route(side::client), t = n.route(side::target);
   create_veth(c.get(), client_if, target_if, n.target_.fd());
   add_address(c.get(), client_if, fmt::format("{}/30", client_addr));
@@ -16,6 +22,13 @@ veth_network veth_network::create() {
   set_link_up(c.get(), client_if);
   set_link_up(t.get(), target_if);
   return n;
+}
+
+veth_network::~veth_network() {
+  client_ = {};
+  target_ = {};
+  // Freed with the last fd (a target still in one is in the journal as a process of its own).
+  for (const auto& line : journaled_) journal::self().done(line);
 }
 
 std::string veth_network::describe() const {

@@ -1,5 +1,6 @@
 #pragma once
 #include <string>
+#include <vector>
 
 #include "core/netlink.hpp"
 #include "core/netns.hpp"
@@ -19,7 +20,10 @@ class veth_network {
   static constexpr const char* client_addr = "198.18.0.1";  // RFC 2544 benchmarking range
   static constexpr const char* target_addr = "198.18.0.2";
 
-  static veth_network create();
+  static veth_network create();  // each namespace in the journal while it exists
+  veth_network(veth_network&&) = default;
+  veth_network& operator=(veth_network&&) = delete;
+  ~veth_network();
 
   const netns& ns(side s) const { return s == side::client ? client_ : target_; }
   const char* interface(side s) const { return s == side::client ? client_if : target_if; }
@@ -28,7 +32,9 @@ class veth_network {
   std::string describe() const;
 
  private:
+  veth_network() = default;
   netns client_, target_;
+  std::vector<std::string> journaled_;  // "netns INODE" lines
 };
 
 }  // namespace rig

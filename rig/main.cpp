@@ -208,10 +208,11 @@ int cmd_cleanup() {
   for (const auto& j : stale) {
     std::cout << fmt::format("rig cleanup: rig pid {} ({}), {} change{} left:\n", j.pid, j.path, j.pending.size(),
                              j.pending.size() == 1 ? "" : "s");
-    for (const auto& line : replay(j)) {
-      std::cout << "  " << line << "\n";
-      all = all && line.find("NOT removed") == std::string::npos;
-    }
+    const auto undone = replay(j);
+    for (const auto& line : undone.lines) std::cout << "  " << line << "\n";
+    all = all && undone.complete;
+    if (!undone.complete)
+      std::cout << "  some changes could not be undone; the journal stays, and `rig cleanup` tries them again\n";
   }
   return all ? exit_ok : exit_runtime;
 }
@@ -277,7 +278,7 @@ int main(int argc, char** argv) {
   auto* schema_cmd = app.add_subcommand("schema", "print a JSON Schema of the scenario language (for TOML editors)");
 
   auto* doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
-  auto* cleanup = app.add_subcommand("cleanup", "undo what a killed rig left on the host (cgroups), from its journal");
+  auto* cleanup = app.add_subcommand("cleanup", "undo what a killed rig left on the host (cgroups, processes, namespaces, files), from its journal");
 
   // Hidden: a workload's helper process in the target's cgroup (workloads/helper.hpp).
   auto* workload_helper = app.add_subcommand("__workload", "")->group("");

@@ -106,7 +106,7 @@ void command_target::start(const target_env& env) {
   log_path_ = env.run_dir + "/target.log";
   child_ = child_process::spawn(
       {.argv = argv, .output_path = log_path_, .env = environment, .inherit_fds = env.inherit_fds,
-       .netns_fd = env.netns_fd, .cgroup_procs = env.cgroup_procs});
+       .netns_fd = env.netns_fd, .cgroup_procs = env.cgroup_procs, .journaled = true});
 
   const bool by_log = opts_.has("ready_log");
   std::regex ready_re(by_log ? opts_.str("ready_log") : std::string("."));

@@ -39,7 +39,7 @@ class builtin_target final : public target, public socket_tunable {
     log_path_ = env.run_dir + "/target.log";
     child_ = child_process::spawn(
         {.argv = argv, .capture_stdout = true, .stderr_path = log_path_, .env = env.env,
-         .inherit_fds = env.inherit_fds, .netns_fd = env.netns_fd, .cgroup_procs = env.cgroup_procs});
+         .inherit_fds = env.inherit_fds, .netns_fd = env.netns_fd, .cgroup_procs = env.cgroup_procs, .journaled = true});
     auto line = child_.read_line(10'000);
     unsigned port = 0;
     if (!line || std::sscanf(line->c_str(), ("listening " + env.host + ":%u").c_str(), &port) != 1) {

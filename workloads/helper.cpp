@@ -84,6 +84,7 @@ class helper_workload final : public workload {
     o.argv = {env.rig_exe.empty() ? self_exe() : env.rig_exe, "__workload"};
     o.inherit_fds = {{theirs.get(), channel_fd}, {env.clock_fd, clock_fd_number}};
     o.cgroup_procs = env.target_cgroup_procs;
+    o.journaled = true;
     child_ = child_process::spawn(o);
     theirs.reset();
     chan_.emplace(std::move(mine));

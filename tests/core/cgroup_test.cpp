@@ -216,6 +216,7 @@ TEST_CASE("cpufreq pinning, against a fake sysfs tree: min lowered under the cap
     put(d + "/scaling_min_freq", "2000000\n");
     put(d + "/scaling_governor", c == 0 ? "performance\n" : "userspace\n");
   }
+  put(tmp.path + "/cpu1/cpufreq/scaling_setspeed", "2400000\n");
   cpufreq_pin pin(tmp.path);
   CHECK(pin.available({0, 1}));
   CHECK_FALSE(pin.available({0, 2}));
@@ -234,7 +235,8 @@ TEST_CASE("cpufreq pinning, against a fake sysfs tree: min lowered under the cap
     const std::string d = tmp.path + "/cpu" + std::to_string(c) + "/cpufreq";
     CHECK(slurp(d + "/scaling_max_freq") == "3000000");
     CHECK(slurp(d + "/scaling_min_freq") == "2000000");
-    CHECK(slurp(d + "/scaling_governor") == (c == 0 ? "performance" : "userspace"));
+    CHECK(slurp(d + "/scaling_governor") == (c == 0 ? "performance\n" : "userspace\n"));  // never written
   }
+  CHECK(slurp(tmp.path + "/cpu1/cpufreq/scaling_setspeed") == "2400000");  // the speed it was held at
   CHECK(pin.read_back().empty());
 }
