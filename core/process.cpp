@@ -109,6 +109,7 @@ child_process child_process::spawn(const spawn_options& opts) {
   ::close(exec_pipe[1]);
   child_process c;
   c.pid_ = pid;
+  c.group_ = opts.own_process_group;
   if (opts.journaled) {
     try {
       c.journal_line_ = process_entry(pid);  // before exec: the start time is the fork's
@@ -140,6 +141,7 @@ child_process& child_process::operator=(child_process&& o) noexcept {
     stop();
     pid_ = std::exchange(o.pid_, -1);
     reaped_ = std::exchange(o.reaped_, false);
+    group_ = std::exchange(o.group_, false);
     status_ = o.status_;
     out_ = std::move(o.out_);
     journal_line_ = std::exchange(o.journal_line_, {});
@@ -167,12 +169,24 @@ bool child_process::running() {
 }
 
 void child_process::stop(int grace_ms) noexcept {
-  if (pid_ <= 0 || !running()) return;
-  ::kill(pid_, SIGTERM);
-  if (wait(grace_ms)) return;
-  ::kill(pid_, SIGKILL);
-  int status = 0;
-  if (::waitpid(pid_, &status, 0) == pid_) reaped(status);
+  if (pid_ <= 0) return;
+  // A group whose leader was reaped keeps its id while any member lives: the kernel hands
+  // that number to no new process meanwhile, so the signal reaches only what the child started.
+  auto group_left = [&] {
+    group_ = group_ && ::kill(-pid_, 0) == 0;
+    return group_;
+  };
+  if (!running() && !group_left()) return;
+  ::kill(group_ ? -pid_ : pid_, SIGTERM);
+  const int64_t deadline = mono_ns() + int64_t(grace_ms) * ns_per_ms;
+  while ((running() || group_left()) && mono_ns() < deadline) ::usleep(5000);
+  if (group_left()) ::kill(-pid_, SIGKILL);
+  if (running()) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    if (::waitpid(pid_, &status, 0) == pid_) reaped(status);
+  }
+  group_ = false;  // never signalled again: its id may be reused from here on
 }
 
 std::string child_process::exit_description() const {
@@ -194,6 +208,11 @@ std::optional<int> child_process::exit_code() const {
   return std::nullopt;
 }
 
+std::optional<exit_info> child_process::ended() {
+  if (pid_ <= 0 || running()) return std::nullopt;
+  return exit_info{exit_description(), exit_code(), exit_signal()};
+}
+
 bool child_process::wait(int timeout_ms) {
   const int64_t deadline = mono_ns() + int64_t(timeout_ms) * ns_per_ms;
   while (running()) {
@@ -201,6 +220,11 @@ bool child_process::wait(int timeout_ms) {
     ::usleep(5000);
   }
   return true;
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
 }
 
 std::string file_tail(const std::string& path, size_t lines) {

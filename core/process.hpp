@@ -25,6 +25,12 @@ struct spawn_options {
                                  // until reaped, so `rig cleanup` ends it if the rig was killed
 };
 
+// How a child process ended.
+struct exit_info {
+  std::string how;                 // "exited with status 3", "killed by signal 11 (Segmentation fault)"
+  std::optional<int> code, signal;  // one of the two is set
+};
+
 // A child process the rig started. Destruction stops it (SIGTERM, then SIGKILL).
 class child_process {
  public:
@@ -40,12 +46,15 @@ class child_process {
   std::optional<std::string> read_line(int timeout_ms);
   // False once the child has exited (it is reaped and its status kept).
   bool running();
-  // SIGTERM, wait up to grace_ms, then SIGKILL. Idempotent.
+  // SIGTERM, wait up to grace_ms, then SIGKILL; to its whole process group (what it started,
+  // even after it exited itself) when it has its own. Idempotent.
   void stop(int grace_ms = 2000) noexcept;
   // "exited with status 0", "killed by signal 9 (Killed)", or "running".
   std::string exit_description() const;
   std::optional<int> exit_signal() const;
   std::optional<int> exit_code() const;  // set once it exited normally
+  // Set once a started child has ended (checked now, without blocking).
+  std::optional<exit_info> ended();
   // Waits up to timeout_ms for the child to exit; false if it is still running.
   bool wait(int timeout_ms);
 
@@ -54,9 +63,13 @@ class child_process {
   bool reaped_ = false;
   int status_ = 0;
   line_reader out_;
+  bool group_ = false;        // it leads a process group of its own, not yet found empty
   std::string journal_line_;  // "process PID START" while journaled and not reaped
   void reaped(int status) noexcept;
 };
+
+// "SIGSEGV" for 11; "signal N" for a number without a name.
+std::string signal_name(int sig);
 
 // The last `lines` lines of a file (a child's log), for error messages.
 std::string file_tail(const std::string& path, size_t lines);

@@ -105,6 +105,7 @@ nlohmann::json to_json(const run_report& r) {
             {"events", events},
             {"expectations", expectations}};
   if (!r.failure.empty()) j["failure"] = r.failure;
+  if (!r.skipped_injectors.empty()) j["skipped_injectors"] = r.skipped_injectors;
   return j;
 }
 

@@ -78,6 +78,8 @@ struct run_report {
   std::vector<event_row> events;
   std::vector<expectation_row> expectations;
   timeseries_table timeseries;
+  // require_all = false: injectors this host could not run, left out: {name, kind, reason}.
+  nlohmann::json skipped_injectors = nlohmann::json::array();
 };
 
 // Each phase's workloads against the same workload in the first phase.

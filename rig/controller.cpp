@@ -442,17 +442,41 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     ctx.failpoints = failpoints.get();
   }
   bool probes_ok = true;
+  nlohmann::json skipped = nlohmann::json::array();
   for (const auto& [name, inj] : injectors) {
     const auto pr = inj->probe(ctx);
     if (!pr.ok) {
-      std::cerr << "rig: injector '" << name << "' cannot run on this host: " << pr.reason << "\n";
+      std::cerr << "rig: injector '" << name << "' cannot run on this host: " << pr.reason
+                << (sc.require_all ? "\n" : "\n     skipped: the scenario says require_all = false\n");
       probes_ok = false;
+      skipped.push_back({{"name", name}, {"kind", sc.injector(name)->kind}, {"reason", pr.reason}});
     }
   }
-  if (!probes_ok) return exit_capability;
+  if (!probes_ok && !sc.require_all) {
+    // Everything built so far goes; the run starts again without those injectors.
+    scenario rest = sc;
+    std::erase_if(rest.injectors, [&](const kind_decl& k) {
+      return std::any_of(skipped.begin(), skipped.end(), [&](const auto& s) { return s["name"] == k.name; });
+    });
+    for (auto& ph : rest.phases)
+      std::erase_if(ph.inject, [&](const std::string& n) { return rest.injector(n) == nullptr; });
+    run_options again = opts;
+    for (auto& s : skipped) again.skipped_injectors.push_back(s);
+    return run_scenario(rest, again);
+  }
+  if (!probes_ok) {
+    std::cerr << "rig: nothing was changed on this host. Run as root, or set require_all = false in the scenario to "
+                 "run without the injectors above\n";
+    return exit_capability;
+  }
 
   run_report rep;
   rep.rig_version = RIG_VERSION;
+  rep.skipped_injectors = opts.skipped_injectors;
+  for (const auto& s : opts.skipped_injectors)
+    rep.events.push_back({0, "injector_skipped",
+                          fmt::format("{} ({}) left out, require_all = false: {}", s["name"].get<std::string>(),
+                                      s["kind"].get<std::string>(), s["reason"].get<std::string>())});
   rep.scenario_name = sc.name;
   rep.scenario_file = sc.file;
   rep.description = sc.description;
@@ -629,7 +653,8 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       for (;;) {
         const int64_t now = mono_ns();
         if (now >= p_end) break;
-        if ((interrupted_by = wait_stop_signal(std::min<int64_t>(p_end - now, 200 * ns_per_ms)))) break;
+        // Woken early by a child's exit: a dead target is seen (and timed) at once.
+        if ((interrupted_by = wait_stop_signal(std::min<int64_t>(p_end - now, 200 * ns_per_ms), true))) break;
         if (target_cgroup.exists() && target_cgroup.has("memory")) {
           const auto m = target_cgroup.memory();
           // The cap reached: once per phase, with the count, when the kernel first refuses a charge.
@@ -657,11 +682,24 @@ int run_scenario(const scenario& sc, const run_options& opts) {
           }
         }
         if (auto how = tgt->died()) {
-          const bool oom = target_cgroup.exists() && target_cgroup.has("memory") &&
-                           target_cgroup.memory().oom_kills > 0;
-          target_death = "the target " + *how + (oom ? " (the OOM killer, under the memory cap)" : "") +
+          const double at_s = t_s(mono_ns());
+          // The cause: the OOM killer when the cgroup's counter says it killed (the target
+          // dies of SIGKILL then), else the signal, else its own exit.
+          const int64_t oom_kills = target_cgroup.exists() && target_cgroup.has("memory")
+                                        ? target_cgroup.memory().oom_kills
+                                        : 0;
+          const bool oom = oom_kills > 0 && how->signal == SIGKILL;
+          target_death = "the target " + how->how + (oom ? " (the OOM killer, under the memory cap)" : "") +
                          " during phase " + ph.name;
-          rep.events.push_back({t_s(mono_ns()), "target_exit", target_death});
+          rep.events.push_back({at_s, "target_exit", target_death});
+          nlohmann::json death = {{"t_s", at_s},
+                                  {"phase", ph.name},
+                                  {"cause", oom ? "oom_kill" : how->signal ? "signal" : "exit"},
+                                  {"description", how->how}};
+          if (how->signal) death["signal"] = signal_name(*how->signal);
+          if (how->code) death["exit_code"] = *how->code;
+          if (oom) death["oom_kills"] = oom_kills;
+          rep.target["death"] = death;
           out << "    ! " << target_death << "\n";
           break;
         }

@@ -13,6 +13,9 @@ struct run_options {
   bool quiet = false;             // only warnings, failed checks and the status line (for CI)
   int progress_every_s = 5;       // when stdout is not a terminal: a plain progress line this often
   std::string* ran_in = nullptr;  // set to the run directory once it exists
+  // require_all = false: the injectors found unable to run here ({name, kind, reason}); the
+  // scenario given has them taken out already.
+  nlohmann::json skipped_injectors = nlohmann::json::array();
 };
 
 // runs/<UTC stamp>-<name>, made now (a suffix when that exists).

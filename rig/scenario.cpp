@@ -27,6 +27,9 @@ const option_table& top_options() {
        .help = "what this scenario magnifies, in one line"},
       {.name = "seed", .type = opt_type::integer, .default_text = "0",
        .help = "seed for every random choice in the run", .min = 0},
+      {.name = "require_all", .type = opt_type::boolean, .default_text = "true",
+       .help = "true: an injector that cannot work on this host (no root, no netem, ...) stops the run before it "
+               "starts (exit 3); false: the run goes on without it, and the report lists it as skipped, with why"},
   };
   return t;
 }
@@ -258,6 +261,7 @@ struct loader {
     }
     if (tv.has("description")) sc.description = tv.str("description");  // else refused already
     if (tv.has("seed")) sc.seed = tv.integer("seed");
+    if (tv.has("require_all")) sc.require_all = tv.boolean("require_all");
 
     if (const toml::node* t = doc.get("target")) {
       if (auto d = decode_kind(*t, "target", "[target]", "target", target_kinds(), "target")) sc.target = *d;

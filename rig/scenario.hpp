@@ -47,6 +47,7 @@ struct sweep_decl {
 struct scenario {
   std::string file, name, description, source_text;
   int64_t seed = 0;
+  bool require_all = true;  // false: injectors this host cannot run are skipped, not fatal
   kind_decl target;
   std::vector<kind_decl> workloads, injectors;
   std::vector<phase_decl> phases;

@@ -139,10 +139,7 @@ std::optional<pid_t> command_target::pid() const {
   return std::nullopt;
 }
 
-std::optional<std::string> command_target::died() {
-  if (child_.pid() > 0 && !child_.running()) return child_.exit_description();
-  return std::nullopt;
-}
+std::optional<exit_info> command_target::died() { return child_.ended(); }
 
 nlohmann::json command_target::describe() const {
   return {{"kind", "command"}, {"pid", child_.pid()}, {"host", host_}, {"port", port_}, {"argv", argv_}, {"params", opts_.to_json()}};

@@ -17,7 +17,7 @@ class command_target final : public target {
   std::string host() const override { return host_; }
   uint16_t port() const override { return port_; }
   std::optional<pid_t> pid() const override;
-  std::optional<std::string> died() override;
+  std::optional<exit_info> died() override;
   std::optional<std::string> preload_executable() const override { return executable_; }
   nlohmann::json describe() const override;
 

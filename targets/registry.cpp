@@ -59,10 +59,7 @@ class builtin_target final : public target, public socket_tunable {
     if (child_.pid() > 0) return child_.pid();
     return std::nullopt;
   }
-  std::optional<std::string> died() override {
-    if (child_.pid() > 0 && !child_.running()) return child_.exit_description();
-    return std::nullopt;
-  }
+  std::optional<exit_info> died() override { return child_.ended(); }
   std::map<std::string, int64_t> counters() override {
     return control_client::parse_pairs(control_.request("stats"));
   }

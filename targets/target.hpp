@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/options.hpp"
+#include "core/process.hpp"
 #include "core/socket_policy.hpp"
 
 namespace rig {
@@ -37,8 +38,9 @@ class target {
   virtual std::string host() const = 0;
   virtual uint16_t port() const = 0;
   virtual std::optional<pid_t> pid() const { return std::nullopt; }
-  // Non-empty once the target process has died: how ("killed by signal 9 (Killed)").
-  virtual std::optional<std::string> died() { return std::nullopt; }
+  // Set once the target process has died: how ("killed by signal 9 (Killed)"), its exit
+  // status or signal. A target rig did not start (endpoint) never says.
+  virtual std::optional<exit_info> died() { return std::nullopt; }
   // Internal counters (built-in target: live workers, queue depth, ...).
   virtual std::map<std::string, int64_t> counters() { return {}; }
   // Optional ability: the target's sockets take a socket policy.

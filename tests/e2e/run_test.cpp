@@ -423,3 +423,81 @@ duration = "1s"
   ::kill(px.pid(), SIGTERM);
   CHECK(px.wait(5000));
 }
+
+TEST_CASE("without root: rig names the injectors that need it, and require_all = false runs the rest") {
+  const std::string setpriv = rig::testing::which("setpriv");
+  if (setpriv.empty()) {
+    MESSAGE("skipped: no setpriv to drop root with");
+    return;
+  }
+  temp_dir tmp;
+  ::chmod(tmp.path.c_str(), 0777);
+  const std::string text = R"(name = "partial"
+require_all = REQUIRE_ALL
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+connections = 2
+rate = "200/s"
+[injectors.slow]
+kind = "cpu"
+scale = "50%"
+[injectors.nagle]
+kind = "nodelay"
+[[phases]]
+name = "baseline"
+duration = "1s"
+[[phases]]
+name = "both"
+duration = "1s"
+inject = ["slow", "nagle"]
+)";
+  // setpriv drops root for rig itself, through a wrapper the test runs in its place.
+  const std::string wrapper = tmp.path + "/rig-as-nobody";
+  std::ofstream(wrapper) << "#!/bin/sh\nexec " << setpriv << " --reuid=65534 --regid=65534 --clear-groups "
+                         << RIG_BINARY << " \"$@\"\n";
+  ::chmod(wrapper.c_str(), 0755);
+  auto run_as_nobody = [&](const std::string& require_all) {
+    std::string s = text;
+    s.replace(s.find("REQUIRE_ALL"), 11, require_all);
+    std::ofstream(tmp.path + "/s.toml") << s;
+    ::chmod((tmp.path + "/s.toml").c_str(), 0644);
+    auto c = child_process::spawn({.argv = {wrapper, "run", tmp.path + "/s.toml", "--out", tmp.path},
+                                   .capture_stdout = true,
+                                   .stderr_path = tmp.path + "/stderr.txt",
+                                   .env = {"RIG_STATE_DIR=" + tmp.path + "/state"}});
+    rig::testing::rig_result r;
+    while (auto line = c.read_line(60'000)) r.out.push_back(*line);
+    REQUIRE(c.wait(60'000));
+    r.code = c.exit_code().value_or(-1);
+    r.err = slurp(tmp.path + "/stderr.txt");
+    return r;
+  };
+
+  const auto refused = run_as_nobody("true");
+  INFO(refused.stdout_text() << refused.err);
+  CHECK(refused.code == 3);
+  CHECK(refused.err.find("injector 'slow' cannot run on this host: making cgroups needs root") != std::string::npos);
+  CHECK(refused.err.find("require_all = false") != std::string::npos);
+  CHECK(refused.err.find("'nagle'") == std::string::npos);  // it needs no root
+  CHECK(report_path(refused.out).empty());  // nothing ran
+
+  const auto partial = run_as_nobody("false");
+  INFO(partial.stdout_text() << partial.err);
+  CHECK(partial.code == 0);
+  const auto r = partial.report();
+  REQUIRE(r.is_object());
+  REQUIRE(r["skipped_injectors"].size() == 1);
+  CHECK(r["skipped_injectors"][0]["name"] == "slow");
+  CHECK(r["skipped_injectors"][0]["kind"] == "cpu");
+  CHECK(r["skipped_injectors"][0]["reason"].get<std::string>().find("needs root") != std::string::npos);
+  const auto& both = r["phases"][1];
+  REQUIRE(both["injections"].size() == 1);  // nagle ran, verified
+  CHECK(both["injections"][0]["name"] == "nagle");
+  CHECK(both["injections"][0]["verified"] == true);
+  bool event = false;
+  for (const auto& e : r["events"]) event = event || e["kind"] == "injector_skipped";
+  CHECK(event);
+  CHECK_FALSE(std::filesystem::exists(tmp.path + "/state"));
+}

@@ -147,6 +147,8 @@ TEST_CASE("failpoint abort at worker.handle: the target dies of SIGABRT, recorde
                                 e["detail"].get<std::string>().find("signal 6") != std::string::npos &&
                                 e["detail"].get<std::string>().find("during phase fault") != std::string::npos);
   CHECK(exit_event);
+  CHECK(r["target"]["death"]["cause"] == "signal");
+  CHECK(r["target"]["death"]["signal"] == "SIGABRT");
   CHECK(!fs::exists(r["target"]["failpoint_channel"].get<std::string>()));
 }
 

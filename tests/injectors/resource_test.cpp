@@ -37,6 +37,11 @@ TEST_CASE("memory-accumulation.toml: 64 KiB per request as bytes/op, then the OO
   CHECK(base["retained_per_request_bytes"].get<double>() == 65536);
   CHECK(count_events(r, "oom_kill") == 1);
   CHECK(count_events(r, "target_exit") == 1);
+  const auto& death = r["target"]["death"];  // the cause from the cgroup's OOM counter
+  CHECK(death["cause"] == "oom_kill");
+  CHECK(death["signal"] == "SIGKILL");
+  CHECK(death["oom_kills"] == 1);
+  CHECK(death["phase"] == "capped");
   const auto& capped = r["phases"][1];
   CHECK(capped["completed"] == false);  // cut short by the death
   CHECK(capped["end_s"].get<double>() - capped["start_s"].get<double>() < 15);

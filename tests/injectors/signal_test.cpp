@@ -106,6 +106,14 @@ TEST_CASE("pause and kill in a run: the pause shows as latency, the kill as the 
     exit_event = exit_event || (e["kind"] == "target_exit" &&
                                 e["detail"].get<std::string>().find("killed by signal 9") != std::string::npos);
   CHECK(exit_event);
+  const auto& death = r["target"]["death"];
+  CHECK(death["cause"] == "signal");
+  CHECK(death["signal"] == "SIGKILL");
+  CHECK(death["phase"] == "crash");
+  // Seen when the child's SIGCHLD arrives, not at the next poll.
+  const double sent_s = crash["start_s"].get<double>() + crash["injections"][0]["measured"]["sent_at_s"].get<double>();
+  CHECK(death["t_s"].get<double>() - sent_s > -0.01);
+  CHECK(death["t_s"].get<double>() - sent_s < 0.05);
   const pid_t target = r["target"]["pid"].get<pid_t>();
   CHECK(::kill(target, 0) == -1);
 }
@@ -132,3 +140,44 @@ TEST_CASE("pause_for must be shorter than period, and kill signals are named") {
   CHECK(run.err.find("SIGKILL") != std::string::npos);  // did you mean
 }
 
+
+TEST_CASE("a target that exits by itself mid-run: cause exit with its status, errors counted, what it started stopped") {
+  temp_dir tmp;
+  // A wrapper shell that starts the real server, and exits with status 3 after a while,
+  // leaving the server it started behind: rig stops that too (the target's process group).
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "exits"
+[target]
+kind = "command"
+run = ["/bin/sh", "-c", ")" RIG_BINARY R"( target --port {port} & echo $! > )" + tmp.path + R"(/server.pid; sleep 1.6; exit 3"]
+ready = "tcp"
+[workloads.rr]
+kind = "tcp"
+connections = 2
+rate = "200/s"
+timeout = "500ms"
+[[phases]]
+name = "baseline"
+duration = "1s"
+[[phases]]
+name = "after"
+duration = "5s"
+)";
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 4);  // no check expected it
+  const auto r = run.report();
+  REQUIRE(r.is_object());
+  CHECK(r["status"] == "failed");
+  const auto& death = r["target"]["death"];
+  CHECK(death["cause"] == "exit");
+  CHECK(death["exit_code"] == 3);
+  CHECK_FALSE(death.contains("signal"));
+  CHECK(death["phase"] == "after");
+  REQUIRE(r["phases"].size() == 2);
+  const auto& after = r["phases"][1];
+  CHECK(after["completed"] == false);
+  CHECK(after["end_s"].get<double>() - after["start_s"].get<double>() < 2);  // not the whole 5 s
+  CHECK(after["workloads"]["rr"]["ops"].get<int64_t>() > 0);
+  const pid_t server = std::stoi(slurp(tmp.path + "/server.pid"));
+  CHECK(::kill(server, 0) == -1);  // the server the wrapper left was stopped with its group
+}

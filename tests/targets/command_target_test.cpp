@@ -51,7 +51,7 @@ TEST_CASE("ready = tcp: {port} and {host} substituted, ready once the port accep
   const pid_t pid = *t.pid();
   t.stop();
   CHECK(pid_gone(pid));
-  CHECK(t.died().value() == "exited with status 0");  // rig target exits cleanly on SIGTERM
+  CHECK(t.died().value().how == "exited with status 0");  // rig target exits cleanly on SIGTERM
 }
 
 TEST_CASE("ready_log: start returns when the output matches, not before") {
@@ -118,7 +118,8 @@ stop_timeout = "300ms")");
   CHECK(took_s >= 0.3);
   CHECK(took_s < 2.0);
   CHECK(pid_gone(pid));
-  CHECK(t.died().value() == "killed by signal 9 (Killed)");
+  CHECK(t.died().value().how == "killed by signal 9 (Killed)");
+  CHECK(t.died().value().signal == SIGKILL);
 }
 
 TEST_CASE("env is given to the program beside the rig's environment") {
