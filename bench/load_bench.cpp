@@ -7,7 +7,11 @@
 //           < 64 MB) and fds over the run
 //   build/bench/load_bench pacing [repeats=3] [seconds=5] [rate=20000/s]
 //   build/bench/load_bench co
+//   soak    `rig run` at 20k req/s for N seconds with injectors cycling (each injected phase
+//           followed by a quiet one): rig's RSS (< 64 MB, flat) and fds, every injection
+//           verified, every quiet phase recovered, nothing left on the host
 //   build/bench/load_bench cost [seconds=60]
+//   build/bench/load_bench soak [seconds=600] [phase_s=2.5]
 #include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -111,28 +115,40 @@ int coordinated_omission() {
   return 0;
 }
 
-int cost(int seconds) {
-  char tmpl[] = "/tmp/rig-cost-bench-XXXXXX";
-  const std::string dir = ::mkdtemp(tmpl);
-  const std::string sc = dir + "/cost.toml";
-  std::ofstream(sc) << fmt::format(
-      "name = \"cost\"\n[target]\nkind = \"builtin\"\n[workloads.rr]\nkind = \"tcp\"\nconnections = 32\nrate = "
-      "\"20000/s\"\n[[phases]]\nname = \"steady\"\nduration = \"{}s\"\n",
-      seconds);
-  auto rig = child_process::spawn({.argv = {RIG_BINARY, "run", sc, "--out", dir}, .output_path = dir + "/out.log"});
+// `rig run` of a scenario, rig's /proc sampled every second while it runs; the report.
+struct sampled_run {
   std::vector<proc_sample> samples;
+  nlohmann::json report;
+};
+
+sampled_run run_sampled(const std::string& name, const std::string& scenario_text) {
+  char tmpl[] = "/tmp/rig-bench-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  const std::string sc = dir + "/" + name + ".toml";
+  std::ofstream(sc) << scenario_text;
+  auto rig = child_process::spawn({.argv = {RIG_BINARY, "run", sc, "--out", dir}, .output_path = dir + "/out.log"});
+  sampled_run r;
   while (rig.running()) {
-    if (auto p = read_proc(rig.pid())) samples.push_back(*p);
+    if (auto p = read_proc(rig.pid())) r.samples.push_back(*p);
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  uint64_t ops = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
     if (e.path().filename() == "report.json") {
       std::ifstream in(e.path());
-      const auto j = nlohmann::json::parse(in);
-      ops = j["phases"][0]["workloads"]["rr"]["ops"].get<uint64_t>();
+      r.report = nlohmann::json::parse(in);
     }
+  if (!r.report.is_object()) fmt::print(stderr, "{}: no report; rig said:\n{}\n", name, file_tail(dir + "/out.log", 20));
   std::filesystem::remove_all(dir);
+  return r;
+}
+
+int cost(int seconds) {
+  const auto run = run_sampled(
+      "cost", fmt::format("name = \"cost\"\n[target]\nkind = \"builtin\"\n[workloads.rr]\nkind = \"tcp\"\n"
+                          "connections = 32\nrate = \"20000/s\"\n[[phases]]\nname = \"steady\"\nduration = \"{}s\"\n",
+                          seconds));
+  const auto& samples = run.samples;
+  const uint64_t ops = run.report.is_object() ? run.report["phases"][0]["workloads"]["rr"]["ops"].get<uint64_t>() : 0;
   if (samples.size() < 3 || !ops) {
     fmt::print(stderr, "cost: the run did not complete\n");
     return 1;
@@ -152,6 +168,81 @@ int cost(int seconds) {
   return 0;
 }
 
+// Injectors cycling under 20k req/s: each injected phase followed by a quiet one, for
+// `seconds`. Goals: rig's RSS < 64 MB and flat, no fd growth, every injection verified, every
+// quiet phase recovered, nothing of the run left on the host.
+int soak(int seconds, double phase_s) {
+  const std::vector<std::pair<std::string, std::string>> injectors = {
+      {"nagle", "kind = \"nodelay\"\nwhere = \"both\""},
+      {"bufs", "kind = \"sockbuf\"\nsend = \"8KiB\"\nreceive = \"8KiB\"\nwhere = \"both\""},
+      {"slow", "kind = \"cpu\"\nscale = \"50%\""},
+      {"cap", "kind = \"memory\"\nlimit = \"256MiB\""},
+      {"errors", "kind = \"failpoint\"\nfailpoint = \"reply.write\"\naction = \"error\"\nprobability = 0.01"},
+      {"stall", "kind = \"pause\"\nperiod = \"1s\"\npause_for = \"20ms\""},
+      {"neighbour", "kind = \"noise\"\nthreads = 1"},
+  };
+  std::string text = "name = \"soak\"\n[target]\nkind = \"builtin\"\nworkers = 2\n[workloads.rr]\nkind = \"tcp\"\n"
+                     "connections = 32\nrate = \"20000/s\"\ntimeout = \"2s\"\n";
+  for (const auto& [name, body] : injectors) text += fmt::format("[injectors.{}]\n{}\n", name, body);
+  const int phases = std::max(2, int(seconds / phase_s));
+  for (int i = 0; i < phases; ++i) {
+    const bool injected = i % 2 == 1;
+    const auto& inj = injectors[size_t(i / 2) % injectors.size()].first;
+    text += fmt::format("[[phases]]\nname = \"{}{}\"\nduration = \"{}ms\"\n{}", injected ? inj : "quiet", i,
+                        int(phase_s * 1000), injected ? fmt::format("inject = [\"{}\"]\n", inj) : "");
+  }
+  const auto run = run_sampled("soak", text);
+  if (!run.report.is_object() || run.samples.size() < 120) {
+    fmt::print(stderr, "soak: the run did not complete\n");
+    return 1;
+  }
+  // Every injection verified; every quiet phase back near the first one's p99.
+  int injected = 0, verified = 0, quiet = 0, recovered = 0;
+  double worst_x = 0;
+  uint64_t ops = 0, errors = 0;
+  const auto& ph = run.report["phases"];
+  const double base_p99 = ph[0]["workloads"]["rr"]["latency_us"]["p99"].get<double>();
+  for (const auto& p : ph) {
+    ops += p["workloads"]["rr"]["ops"].get<uint64_t>();
+    for (const auto& [kind, n] : p["workloads"]["rr"]["errors"].items()) errors += n.get<uint64_t>();
+    if (!p["injections"].empty()) {
+      ++injected;
+      verified += p["injections"][0]["verified"].get<bool>() ? 1 : 0;
+    } else if (&p != &ph[0]) {
+      ++quiet;
+      const double x = p["workloads"]["rr"]["latency_us"]["p99"].get<double>() / base_p99;
+      worst_x = std::max(worst_x, x);
+      recovered += x < 3 ? 1 : 0;
+    }
+  }
+  // RSS and fds: the first minute (after start-up) against the last.
+  const auto& s = run.samples;
+  auto max_rss = [&](size_t from, size_t to) {
+    uint64_t m = 0;
+    for (size_t i = from; i < to && i < s.size(); ++i) m = std::max(m, s[i].rss_bytes);
+    return m;
+  };
+  const uint64_t rss_first = max_rss(5, 65), rss_last = max_rss(s.size() - 60, s.size()), rss_all = max_rss(0, s.size());
+  const bool flat = double(rss_last) <= double(rss_first) * 1.10 + 2e6;
+  const int fds_first = s[5].fds, fds_last = s[s.size() - 2].fds;
+  fmt::print("soak: {} s at 20k req/s, {} phases of {:.1f} s, {} injectors cycling: {} requests, {} errors\n", seconds,
+             ph.size(), phase_s, injectors.size(), format_count(double(ops)), format_count(double(errors)));
+  fmt::print("  injections verified: {} of {}\n", verified, injected);
+  fmt::print("  quiet phases back within 3x of the first one's p99 ({}): {} of {} (worst {:.2f}x)\n",
+             format_duration_us(base_p99), recovered, quiet, worst_x);
+  fmt::print("  rig RSS: max {} in the first minute, {} in the last, {} overall (goal < 64 MB: {}; flat: {})\n",
+             format_bytes(double(rss_first)), format_bytes(double(rss_last)), format_bytes(double(rss_all)),
+             rss_all < 64e6 ? "met" : "MISSED", flat ? "yes" : "NO");
+  fmt::print("  rig fds: {} after start-up, {} at the end ({})\n", fds_first, fds_last,
+             fds_last <= fds_first ? "no growth" : "GREW");
+  bool left = false;
+  for (const char* c : {"cpu", "cpuset", "memory", "blkio", "pids"})
+    if (std::filesystem::exists(fmt::format("/sys/fs/cgroup/{}/rig", c))) left = true;
+  fmt::print("  after the run: {}\n", left ? "a rig cgroup directory is LEFT" : "no rig cgroup directory left");
+  const bool ok = verified == injected && recovered == quiet && rss_all < 64e6 && flat && fds_last <= fds_first && !left;
+  return ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,6 +251,7 @@ int main(int argc, char** argv) {
     return pacing(argc > 2 ? std::atoi(argv[2]) : 3, argc > 3 ? std::atoi(argv[3]) : 5, argc > 4 ? argv[4] : "20000/s");
   if (mode == "co") return coordinated_omission();
   if (mode == "cost") return cost(argc > 2 ? std::atoi(argv[2]) : 60);
-  fmt::print(stderr, "usage: load_bench pacing [repeats] [seconds] | co | cost [seconds]\n");
+  if (mode == "soak") return soak(argc > 2 ? std::atoi(argv[2]) : 600, argc > 3 ? std::atof(argv[3]) : 2.5);
+  fmt::print(stderr, "usage: load_bench pacing [repeats] [seconds] | co | cost [seconds] | soak [seconds] [phase_s]\n");
   return 2;
 }

@@ -167,7 +167,9 @@ std::vector<qdisc_dump> dump_qdiscs(nl_sock* sk) {
   t.tcm_family = AF_UNSPEC;
   check_nl(nl_send_simple(sk, RTM_GETQDISC, NLM_F_DUMP, &t, sizeof t), "netlink: dump qdiscs");
   std::vector<qdisc_dump> out;
-  nl_cb* cb = nl_cb_clone(nl_socket_get_cb(sk));
+  nl_cb* own = nl_socket_get_cb(sk);  // takes a reference, given back at once (LSan found it kept)
+  nl_cb* cb = nl_cb_clone(own);
+  nl_cb_put(own);
   if (!cb) throw std::runtime_error("netlink: out of memory");
   nl_cb_set(cb, NL_CB_VALID, NL_CB_CUSTOM, collect_qdisc, &out);
   const int rc = nl_recvmsgs(sk, cb);

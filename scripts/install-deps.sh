@@ -22,6 +22,7 @@ packages=(
   chromium fonts-dejavu-core  # headless, opens report.html in its test (no network: names resolve to nothing)
   zlib1g-dev                # that test reads Chromium's PNG screenshot
   python3-jsonschema        # validates scenarios/ against `rig schema` (with python3's tomllib)
+  clang libclang-rt-14-dev  # make fuzz: libFuzzer and clang's ASan/UBSan runtimes
 )
 for arg in "$@"; do
   case "$arg" in

@@ -134,10 +134,9 @@ inline std::vector<std::string> run_args(const std::string& scenario, const std:
   return args;
 }
 
-inline rig_result run_rig(const std::vector<std::string>& args, const std::string& dir, int timeout_ms = 60'000,
-                          const std::vector<std::string>& env = {}) {
-  std::vector<std::string> argv = {RIG_BINARY};
-  argv.insert(argv.end(), args.begin(), args.end());
+// A program (argv[0] a path) run to completion: its stdout lines, and its stderr through DIR/stderr.txt.
+inline rig_result run_program(const std::vector<std::string>& argv, const std::string& dir, int timeout_ms = 60'000,
+                              const std::vector<std::string>& env = {}) {
   auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = dir + "/stderr.txt", .env = env});
   rig_result r;
   while (auto line = c.read_line(timeout_ms)) r.out.push_back(*line);
@@ -145,6 +144,13 @@ inline rig_result run_rig(const std::vector<std::string>& args, const std::strin
   r.code = c.exit_code().value_or(-1);
   r.err = slurp(dir + "/stderr.txt");
   return r;
+}
+
+inline rig_result run_rig(const std::vector<std::string>& args, const std::string& dir, int timeout_ms = 60'000,
+                          const std::vector<std::string>& env = {}) {
+  std::vector<std::string> argv = {RIG_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(argv, dir, timeout_ms, env);
 }
 
 // `rig run DIR/FILE --out DIR`, which must succeed: its report.
@@ -252,6 +258,18 @@ inline bool on_tmpfs(const std::string& dir) {
   if (statfs_type(dir) != 0x01021994) return false;
   MESSAGE("skipped: " << dir << " is tmpfs, which has no block device to throttle");
   return true;
+}
+
+// In a sanitized build (make test-asan, make test-tsan): says why a check cannot hold there
+// and returns true, for the test to skip it. Speed figures shift several-fold under a
+// sanitizer, and ASan's shadow memory cannot live under an address-space limit.
+inline bool sanitized_skip([[maybe_unused]] const char* why) {
+#ifdef RIG_SANITIZED
+  MESSAGE("skipped in the " RIG_SANITIZED " build: " << why);
+  return true;
+#else
+  return false;
+#endif
 }
 
 // Network namespaces need root (CAP_SYS_ADMIN); tests that make them probe first.

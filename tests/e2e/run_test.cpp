@@ -463,16 +463,8 @@ inject = ["slow", "nagle"]
     s.replace(s.find("REQUIRE_ALL"), 11, require_all);
     std::ofstream(tmp.path + "/s.toml") << s;
     ::chmod((tmp.path + "/s.toml").c_str(), 0644);
-    auto c = child_process::spawn({.argv = {wrapper, "run", tmp.path + "/s.toml", "--out", tmp.path},
-                                   .capture_stdout = true,
-                                   .stderr_path = tmp.path + "/stderr.txt",
-                                   .env = {"RIG_STATE_DIR=" + tmp.path + "/state"}});
-    rig::testing::rig_result r;
-    while (auto line = c.read_line(60'000)) r.out.push_back(*line);
-    REQUIRE(c.wait(60'000));
-    r.code = c.exit_code().value_or(-1);
-    r.err = slurp(tmp.path + "/stderr.txt");
-    return r;
+    return rig::testing::run_program({wrapper, "run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path, 60'000,
+                                     {"RIG_STATE_DIR=" + tmp.path + "/state"});
   };
 
   const auto refused = run_as_nobody("true");

@@ -56,7 +56,10 @@ TEST_CASE("delay-sweep.toml: p50 follows the added delay level by level, through
       CHECK(median(l, "throughput_ops_s") < median(levels[i - 1], "throughput_ops_s"));
     }
   }
-  CHECK(sw["knee"]["rr"]["level"] == "1ms");
+  // The knee: the first level whose p99 is over 2x the first's; the first level's p99 (no
+  // delay) is the loopback round trip, which an instrumented build stretches.
+  if (!rig::testing::sanitized_skip("where the knee falls: instrumented code stretches the 0 ms level's p99"))
+    CHECK(sw["knee"]["rr"]["level"] == "1ms");
   const std::string html = slurp(dir + "/sweep.html");
   CHECK(html.find("data-name=\"rr p99\" data-points=\"7\"") != std::string::npos);
   CHECK(html.find("class=\"marker-label\"") != std::string::npos);

@@ -63,7 +63,8 @@ TEST_CASE("steps and Poisson arrivals against the built-in target: the asked rat
   MESSAGE("steps 200/s then 2000/s, Poisson, 1 s: " << s.ops << " ops, " << s.late_sends << " sent late");
   CHECK(double(s.ops) == doctest::Approx(1100).epsilon(0.12));
   CHECK(s.error_total() == 0);
-  CHECK(double(s.late_sends) <= 0.01 * double(s.ops));
+  if (!rig::testing::sanitized_skip("the generator's punctuality: instrumented code sends late"))
+    CHECK(double(s.late_sends) <= 0.01 * double(s.ops));
   // Poisson bunches sends, so some wait behind a busy connection: lag without generator blame.
   CHECK(s.send_lag.count() > 0);
 }
