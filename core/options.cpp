@@ -207,7 +207,10 @@ std::vector<std::string> option_values::given_keys() const {
 
 nlohmann::json option_values::to_json() const {
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [k, e] : entries_) {
+  for (const auto& [key, entry] : entries_) {
+    // Named references: clang 14 cannot capture structured bindings (the fuzz build).
+    const auto& k = key;
+    const auto& e = entry;
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;

@@ -8,6 +8,11 @@
 #
 #   scripts/kernel-vm.sh BUILD/rig SCENARIO.toml [KERNEL_IMAGE]
 #
+# RIG_VM_KILL=1: rig is killed with SIGKILL once its first injection is verified, and
+# `rig cleanup` runs; the journal it left, cleanup's output and what is left of rig on the
+# host (cgroup directories, the v2 subtree controllers before and after, processes) come
+# out between "=== rig-vm kill begin/end ===" instead of a report.
+#
 # Needs: qemu-system-x86 linux-image-amd64 busybox-static cpio
 #        (scripts/install-deps.sh --kernel-tests installs them).
 set -euo pipefail
@@ -30,7 +35,7 @@ root=$work/root
 mkdir -p "$root"/{bin,proc,sys,dev,tmp,run,etc,modules}
 
 cp "$busybox" "$root/bin/busybox"
-for applet in sh mount mkdir cat insmod poweroff echo ls uname sleep ip; do ln -s busybox "$root/bin/$applet"; done
+for applet in sh mount mkdir cat insmod poweroff echo ls uname sleep ip grep kill ps; do ln -s busybox "$root/bin/$applet"; done
 cp "$rig" "$root/bin/rig"
 # rig's shared libraries at the paths the dynamic linker will look for them.
 ldd "$rig" | awk '/=>/ && $3 ~ /^\// {print $3} /^\t\/.*ld-linux/ {print $1}' | while read -r lib; do
@@ -66,7 +71,30 @@ cp "$scenario" "$root/scenario.toml"
   echo 'mount -t cgroup2 cgroup2 /sys/fs/cgroup'
   echo 'ip link set lo up'  # loopback, for scenarios that run without namespaces
   for m in "${order[@]}"; do echo "insmod /modules/$m.ko"; done
-  cat <<'INIT'
+  if [ "${RIG_VM_KILL:-0}" = 1 ]; then cat <<'INIT'
+echo "rig-vm: kernel $(uname -r), modules loaded"
+echo "=== rig-vm kill begin ==="
+echo "subtree before: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
+/bin/rig run /scenario.toml --out /tmp/runs > /tmp/out.txt 2>&1 &
+rig=$!
+i=0
+while ! grep -q "✓" /tmp/out.txt && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+sleep 0.5
+kill -9 $rig
+sleep 0.5
+echo "journal left:"
+cat /run/rig/journal-*.log
+/bin/rig cleanup
+echo "cleanup exited $?"
+echo "subtree after: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
+ls -d /sys/fs/cgroup/rig 2>/dev/null && echo "rig cgroup left" || echo "no rig cgroup"
+ls /run/rig 2>/dev/null && echo "state left" || echo "no state left"
+ps -o pid,args | grep "rig target" | grep -v grep || echo "no rig process"
+echo "=== rig-vm kill end ==="
+echo "rig-vm: rig exited 0"
+poweroff -f
+INIT
+  else cat <<'INIT'
 echo "rig-vm: kernel $(uname -r), modules loaded"
 /bin/rig run /scenario.toml --out /tmp/runs > /tmp/out.txt 2>&1
 rc=$?
@@ -78,6 +106,7 @@ echo "=== rig-vm report end ==="
 echo "rig-vm: rig exited $rc"
 poweroff -f
 INIT
+  fi
 } > "$root/init"
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet) > "$work/initrd.cpio"

@@ -28,32 +28,36 @@ std::string vm_missing() {
 
 double p50_ms(const nlohmann::json& phase) { return phase["workloads"]["rr"]["latency_us"]["p50"].get<double>() / 1e3; }
 
-// Boots the VM with rig running `scenario` inside; the report it printed, or a failure
-// with the whole console.
-nlohmann::json run_in_vm(const std::string& scenario) {
+// Boots the VM with rig running `scenario` inside; what the console printed between
+// "=== rig-vm SECTION begin ===" and its end, or a failure with the whole console.
+std::string run_vm(const std::string& scenario, const std::string& section, const std::vector<std::string>& env = {}) {
   temp_dir tmp;
   auto vm = child_process::spawn({.argv = {"/bin/bash", RIG_SOURCE_DIR "/scripts/kernel-vm.sh", RIG_BINARY, scenario},
                                   .capture_stdout = true,
-                                  .stderr_path = tmp.path + "/vm.stderr"});
-  std::string console, report;
-  bool in_report = false;
+                                  .stderr_path = tmp.path + "/vm.stderr",
+                                  .env = env});
+  std::string console, text;
+  bool inside = false;
   int rig_exit = -1;
   while (auto line = vm.read_line(180'000)) {
     std::string l = *line;
     if (!l.empty() && l.back() == '\r') l.pop_back();
     console += l + "\n";
-    if (l == "=== rig-vm report begin ===") in_report = true;
-    else if (l == "=== rig-vm report end ===") in_report = false;
-    else if (in_report) report += l + "\n";
+    if (l == "=== rig-vm " + section + " begin ===") inside = true;
+    else if (l == "=== rig-vm " + section + " end ===") inside = false;
+    else if (inside) text += l + "\n";
     std::sscanf(l.c_str(), "rig-vm: rig exited %d", &rig_exit);
   }
   REQUIRE(vm.wait(10'000));
-  if (vm.exit_code() != 0 || rig_exit != 0 || report.empty())
+  if (vm.exit_code() != 0 || rig_exit != 0 || text.empty())
     FAIL("the VM or rig in it failed (vm ", vm.exit_description(), ", rig exit ", rig_exit, "); console:\n", console,
          "\nstderr: ", slurp(tmp.path + "/vm.stderr"));
   CHECK(console.find("rig-vm: kernel ") != std::string::npos);
-  return nlohmann::json::parse(report);
+  return text;
 }
+
+// The report rig printed in the VM.
+nlohmann::json run_in_vm(const std::string& scenario) { return nlohmann::json::parse(run_vm(scenario, "report")); }
 
 }  // namespace
 
@@ -155,4 +159,34 @@ TEST_CASE("cgroup v2 under qemu: a memory workload in the target's cgroup is cha
   REQUIRE(capped["workloads"]["mem"]["counts"].is_object());
   CHECK(capped["workloads"]["mem"]["counts"]["helper_died"] == 1);
   for (const auto& e : r["events"]) CHECK(e["kind"] != "target_exit");
+}
+
+TEST_CASE("SIGKILL mid-phase under qemu (netem on the veth, a CPU cap in cgroup v2), then rig cleanup: nothing left") {
+  if (const auto why = vm_missing(); !why.empty()) {
+    MESSAGE("skipped: " << why << " (scripts/install-deps.sh --kernel-tests installs what the VM needs)");
+    return;
+  }
+  const std::string out = run_vm(RIG_SOURCE_DIR "/tests/kernel/kill-cleanup.toml", "kill", {"RIG_VM_KILL=1"});
+  INFO(out);
+  // What the killed rig's journal named: its cgroup, the controllers handed down for it,
+  // both namespaces, the target.
+  const auto journal = out.substr(0, out.find("rig cleanup:"));
+  CHECK(journal.find("cgroup /sys/fs/cgroup/rig/run-") != std::string::npos);
+  CHECK(journal.find("subtree /sys/fs/cgroup cpu") != std::string::npos);
+  CHECK(journal.find("netns ") != std::string::npos);
+  CHECK(journal.find("process ") != std::string::npos);
+  // What cleanup did, line by line, and the host after it.
+  CHECK(out.find("cleanup exited 0") != std::string::npos);
+  CHECK(out.find("(and the veth end in it): freed") != std::string::npos);
+  CHECK(out.find(": removed") != std::string::npos);
+  CHECK(out.find("taken back") != std::string::npos);
+  CHECK(out.find("NOT") == std::string::npos);
+  const auto line_after = [&](const std::string& key) {
+    const auto at = out.find(key);
+    return at == std::string::npos ? std::string("?") : out.substr(at + key.size(), out.find('\n', at) - at - key.size());
+  };
+  CHECK(line_after("subtree after: ") == line_after("subtree before: "));
+  CHECK(out.find("no rig cgroup") != std::string::npos);
+  CHECK(out.find("no state left") != std::string::npos);
+  CHECK(out.find("no rig process") != std::string::npos);
 }
