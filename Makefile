@@ -38,13 +38,14 @@ test-asan: deps
 	@cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j 2 -E "^test_(timing|kernel):"
 
-# The threads of workloads, recorder and proxy under ThreadSanitizer (gcc, in build-tsan).
+# The threads of workloads, recorder, proxy and injectors under ThreadSanitizer (gcc, in
+# build-tsan), the targets they start too.
 TSAN_TESTS = test_workloads test_injectors
 test-tsan: deps
 	@cmake -S . -B build-tsan $(SAN_FLAGS) -DRIG_SANITIZE=thread >/dev/null
 	@bash -o pipefail -c "cmake --build build-tsan -j $(JOBS) --target rig $(TSAN_TESTS) 2>&1 | { $(QUIET); }"
-	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-	  ctest --output-on-failure -j 2 -R "^test_workloads:|^test_injectors:.*proxy"
+	@cd build-tsan && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$(CURDIR)/tests/tsan.supp \
+	  ctest --output-on-failure -j 2 -R "^test_(workloads|injectors):"
 
 # libFuzzer over the scenario loader and the unit parsers (clang, in build-fuzz), from the
 # scenarios as seeds; findings go to build-fuzz/findings/.

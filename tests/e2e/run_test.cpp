@@ -119,6 +119,20 @@ TEST_CASE("Ctrl-C in the nagle phase: report written as interrupted, target stop
   CHECK(errno == ESRCH);
 }
 
+TEST_CASE("SIGTERM in the nagle phase: exit 143, the report says interrupted by SIGTERM, target stopped") {
+  temp_dir tmp;
+  const auto f = interrupt_rig_in_phase(run_args(quickstart, tmp.path, {{"baseline", "1s"}, {"nagle", "20s"}}),
+                                        tmp.path, "nagle", SIGTERM);
+  CHECK(f.code == 143);
+  const auto r = f.report();
+  CHECK(r["status"] == "interrupted");
+  bool event = false;
+  for (const auto& e : r["events"])
+    event = event || (e["kind"] == "interrupted" && e["detail"].get<std::string>().find("SIGTERM") != std::string::npos);
+  CHECK(event);
+  CHECK(::kill(r["target"]["pid"].get<pid_t>(), 0) == -1);
+}
+
 TEST_CASE("a scenario with a typo is refused with exit 2 and its line number") {
   temp_dir tmp;
   std::string text = slurp(quickstart);

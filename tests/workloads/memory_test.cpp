@@ -23,10 +23,13 @@ TEST_CASE("memory workload: 64 MiB/s in 1 MiB chunks, every page faulted in and 
                        << s.counts.at("minor_faults") << " minor faults");
   CHECK(double(s.ops) == doctest::Approx(64).epsilon(0.1));
   CHECK(s.error_total() == 0);
-  CHECK(s.counts.at("bytes_allocated") == s.ops << 20);
-  // Each page of a fresh private mapping faults once when first written.
-  CHECK(s.counts.at("minor_faults") >= s.ops * pages * 9 / 10);
-  CHECK(s.counts.at("minor_faults") <= s.ops * pages * 11 / 10 + 200);
+  if (!rig::testing::sanitized_skip("exact chunk and page-fault counts: a sanitizer's shadow memory faults too, and "
+                                     "a slowed chunk straddles the phase's end")) {
+    CHECK(s.counts.at("bytes_allocated") == s.ops << 20);
+    // Each page of a fresh private mapping faults once when first written.
+    CHECK(s.counts.at("minor_faults") >= s.ops * pages * 9 / 10);
+    CHECK(s.counts.at("minor_faults") <= s.ops * pages * 11 / 10 + 200);
+  }
   CHECK(s.latency.percentile(50) > 0);
 }
 
