@@ -14,9 +14,10 @@ class histogram {
   static constexpr int64_t lowest_ns = 1'000;                 // 1 us
   static constexpr int64_t highest_ns = 3'600'000'000'000;    // 1 h
 
-  histogram();
+  histogram() = default;  // empty and compact: nothing allocated until the first record
 
   void record(int64_t ns) {
+    if (counts_.empty()) [[unlikely]] expand();
     if (ns < lowest_ns) [[unlikely]] {
       ns = lowest_ns;
       ++underflows_;
@@ -33,6 +34,10 @@ class histogram {
 
   void merge(const histogram& other);
   void reset();
+  // Compact: only the buckets that hold samples are kept (a closed phase's histogram: a few
+  // KiB instead of the full 270 KiB table). record() expands it again when needed.
+  void compact();
+  bool is_compact() const { return counts_.empty(); }
   // Lossless and sparse ([index, count] pairs), for a helper process handing over its figures.
   nlohmann::json to_wire() const;
   static histogram from_wire(const nlohmann::json& j);
@@ -64,7 +69,20 @@ class histogram {
   static int counts_length();
 
  private:
-  std::vector<uint64_t> counts_;
+  void expand();
+  // Calls f(index, count) for each non-empty bucket in index order until f returns false.
+  template <class F>
+  void visit(F f) const {
+    if (!counts_.empty()) {
+      for (size_t i = 0; i < counts_.size(); ++i)
+        if (counts_[i] && !f(int(i), counts_[i])) return;
+    } else {
+      for (const auto& [i, c] : sparse_)
+        if (!f(int(i), c)) return;
+    }
+  }
+  std::vector<uint64_t> counts_;                       // dense: every bucket (empty when compact)
+  std::vector<std::pair<uint32_t, uint64_t>> sparse_;  // compact: the non-empty buckets, by index
   uint64_t total_ = 0, underflows_ = 0, overflows_ = 0;
   int64_t sum_ = 0;  // ns; overflows only after ~292 years of summed latency
   int64_t min_ = INT64_MAX, max_ = 0;

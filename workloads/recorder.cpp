@@ -38,6 +38,12 @@ void phase_stats::merge(const phase_stats& o) {
   for (const auto& [k, n] : o.counts) counts[k] += n;
 }
 
+void phase_stats::compact() {
+  latency.compact();
+  service.compact();
+  send_lag.compact();
+}
+
 uint64_t phase_stats::error_total() const {
   uint64_t n = 0;
   for (auto e : errors) n += e;
@@ -114,7 +120,13 @@ phase_stats* thread_recorder::current_phase() {
   notice_phase(p);
   if (p < 0) return nullptr;
   if (size_t(p) >= phases_.size()) phases_.resize(size_t(p) + 1);
-  if (!phases_[size_t(p)]) phases_[size_t(p)] = std::make_unique<phase_stats>();
+  if (!phases_[size_t(p)]) [[unlikely]] {
+    // A new phase: the ones before it are closed, and keep only their non-empty buckets
+    // (once per phase; a late sample for one of them expands it again).
+    for (size_t i = 0; i < size_t(p); ++i)
+      if (phases_[i]) phases_[i]->compact();
+    phases_[size_t(p)] = std::make_unique<phase_stats>();
+  }
   return phases_[size_t(p)].get();
 }
 
@@ -190,7 +202,7 @@ std::vector<phase_stats> merge_phases(const std::vector<const thread_recorder*>&
     const auto& phases = r->phases();
     if (out.size() < phases.size()) out.resize(phases.size());
     for (size_t i = 0; i < phases.size(); ++i)
-      if (phases[i]) out[i].merge(*phases[i]);
+      if (phases[i]) out[i].merge(*phases[i]);  // out's histograms start compact and stay so
   }
   return out;
 }

@@ -87,6 +87,7 @@ struct phase_stats {
   std::array<uint64_t, 6> status_classes{};  // replies by status class (HTTP): [2] counts 2xx
   std::map<std::string, uint64_t> counts;      // a workload's own tallies (memory: page faults), summed
   void merge(const phase_stats& o);
+  void compact();  // its histograms keep only their non-empty buckets (a closed phase)
   uint64_t error_total() const;
   // Lossless, for a helper process handing its figures to the rig.
   nlohmann::json to_wire() const;

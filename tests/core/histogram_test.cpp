@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <malloc.h>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -118,4 +119,69 @@ TEST_CASE("the wire form is lossless: percentiles, extremes, clamp counts and th
   CHECK(back.mean() == h.mean());
   for (double p : {0.0, 1.0, 50.0, 99.0, 99.99, 100.0}) CHECK(back.percentile(p) == h.percentile(p));
   CHECK(histogram::from_wire(histogram().to_wire()).count() == 0);
+}
+
+TEST_CASE("compact keeps only the non-empty buckets: the same figures, merges in every mix, records again") {
+  std::mt19937_64 rng(13);
+  std::lognormal_distribution<double> d(12.0, 1.2);
+  histogram a, b, all;
+  CHECK(a.is_compact());  // a new histogram allocates nothing
+  for (int i = 0; i < 100'000; ++i) {
+    const auto v = int64_t(d(rng));
+    (i % 2 ? a : b).record(v);
+    all.record(v);
+  }
+  CHECK_FALSE(a.is_compact());
+  histogram dense_a = a;
+  a.compact();
+  CHECK(a.is_compact());
+  for (double p : {0.0, 1.0, 50.0, 99.0, 99.9, 100.0}) CHECK(a.percentile(p) == dense_a.percentile(p));
+  CHECK(a.count_below(200'000) == dense_a.count_below(200'000));
+  CHECK(a.to_wire() == dense_a.to_wire());
+  // compact + dense, compact + compact, dense + compact, empty compact + either: all equal `all`.
+  histogram m1 = a;
+  m1.merge(b);
+  CHECK(m1.is_compact());
+  histogram b_compact = b;
+  b_compact.compact();
+  histogram m2 = a;
+  m2.merge(b_compact);
+  histogram m3 = b;
+  m3.merge(a);
+  CHECK_FALSE(m3.is_compact());
+  histogram m4;
+  m4.merge(a);
+  m4.merge(b);
+  for (const auto* m : {&m1, &m2, &m3, &m4}) {
+    CHECK(m->count() == all.count());
+    CHECK(m->to_wire() == all.to_wire());
+    for (double p : {1.0, 50.0, 99.0, 99.9}) CHECK(m->percentile(p) == all.percentile(p));
+  }
+  // A late sample expands it again.
+  m1.record(5'000'000);
+  CHECK_FALSE(m1.is_compact());
+  CHECK(m1.count() == all.count() + 1);
+  // The wire form comes back compact; bad bucket lists are refused.
+  const auto back = histogram::from_wire(all.to_wire());
+  CHECK(back.is_compact());
+  CHECK(back.percentile(99) == all.percentile(99));
+  auto bad = all.to_wire();
+  bad["buckets"].push_back({0, 1});  // out of order
+  CHECK_THROWS_AS(histogram::from_wire(bad), std::out_of_range);
+}
+
+TEST_CASE("compact gives the full table's memory back to the allocator") {
+  auto in_use = [] {
+    const struct mallinfo2 m = mallinfo2();
+    return m.uordblks + m.hblkhd;  // heap chunks in use + mmapped blocks
+  };
+  const size_t table_bytes = size_t(histogram::counts_length()) * sizeof(uint64_t);
+  histogram h;
+  const size_t before = in_use();
+  h.record(1'000'000);
+  const size_t dense = in_use();
+  CHECK(dense - before >= table_bytes);
+  h.compact();
+  CHECK(in_use() < before + 4096);  // one bucket kept; the table is gone
+  CHECK(h.count() == 1);
 }
