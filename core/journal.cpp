@@ -17,6 +17,7 @@
 
 #include "core/cgroup.hpp"
 #include "core/error.hpp"
+#include "core/proc.hpp"
 
 namespace rig {
 
@@ -103,12 +104,9 @@ std::vector<stale_journal> stale_journals() {
 }
 
 unsigned long long process_start_time(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string stat;
-  std::getline(in, stat);
-  const auto at = stat.rfind(')');  // the command name may hold spaces and parentheses
-  if (at == std::string::npos || at + 2 >= stat.size()) return 0;
-  std::istringstream f(stat.substr(at + 2));
+  const auto fields = stat_fields(pid);
+  if (!fields) return 0;
+  std::istringstream f(*fields);
   std::string state, skip;
   f >> state;
   if (state == "Z" || state == "X") return 0;  // exited, not yet reaped: gone for our purposes

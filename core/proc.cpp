@@ -39,24 +39,29 @@ int count_entries(const std::string& dir) {
 
 }  // namespace
 
+std::optional<std::string> stat_fields(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  if (!in) return std::nullopt;
+  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = all.rfind(')');  // fields start after the last ')'
+  if (close == std::string::npos || close + 2 >= all.size()) return std::nullopt;
+  return all.substr(close + 2);
+}
+
 std::optional<proc_sample> read_proc(pid_t pid) {
   static const double ticks = double(sysconf(_SC_CLK_TCK));
   const std::string base = "/proc/" + std::to_string(pid);
   proc_sample s;
   s.t_ns = mono_ns();
   {
-    std::ifstream in(base + "/stat");
-    if (!in) return std::nullopt;
-    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    // The command name may hold spaces and parentheses: fields start after the last ')'.
-    const auto close = all.rfind(')');
-    if (close == std::string::npos) return std::nullopt;
+    const auto fields = stat_fields(pid);
+    if (!fields) return std::nullopt;
     char state = 0;
     unsigned long long utime = 0, stime = 0;
     long threads = 0;
     // Fields 3.. : state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
     //              cutime cstime priority nice num_threads
-    if (std::sscanf(all.c_str() + close + 1,
+    if (std::sscanf(fields->c_str(),
                     " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %ld", &state,
                     &utime, &stime, &threads) != 4)
       return std::nullopt;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace rig {
 
@@ -16,6 +17,10 @@ struct proc_sample {
   uint64_t voluntary_ctx = 0, involuntary_ctx = 0;  // summed over live threads
   uint64_t run_queue_wait_ns = 0;  // time runnable but waiting for a CPU (schedstat), summed over live threads
 };
+
+// /proc/PID/stat from field 3 (the state letter) on, after the command name (which may hold
+// spaces and parentheses); nullopt when the process is gone.
+std::optional<std::string> stat_fields(pid_t pid);
 
 // nullopt when the process is gone.
 std::optional<proc_sample> read_proc(pid_t pid);

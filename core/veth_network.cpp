@@ -10,10 +10,7 @@ veth_network veth_network::create() {
   veth_network n;
   n.client_ = netns::create();
   n.target_ = netns::create();
-  for (const auto* ns : {&n.client_, &n.target_}) {
-    n.journaled_.push_back(fmt::format("netns {}", ns->inode()));
-    journal::self().record(n.journaled_.back());
-  }
+  for (const auto* ns : {&n.client_, &n.target_}) journal::self().record(journal_line(*ns));
   nl_socket c = n.route(side::client), t = n.route(side::target);
   create_veth(c.get(), client_if, target_if, n.target_.fd());
   add_address(c.get(), client_if, fmt::format("{}/30", client_addr));
@@ -24,11 +21,15 @@ veth_network veth_network::create() {
   return n;
 }
 
+std::string veth_network::journal_line(const netns& ns) { return fmt::format("netns {}", ns.inode()); }
+
 veth_network::~veth_network() {
+  if (!client_) return;  // moved from
+  const std::string lines[] = {journal_line(client_), journal_line(target_)};
   client_ = {};
   target_ = {};
   // Freed with the last fd (a target still in one is in the journal as a process of its own).
-  for (const auto& line : journaled_) journal::self().done(line);
+  for (const auto& line : lines) journal::self().done(line);
 }
 
 std::string veth_network::describe() const {

@@ -1,6 +1,5 @@
 #pragma once
 #include <string>
-#include <vector>
 
 #include "core/netlink.hpp"
 #include "core/netns.hpp"
@@ -33,8 +32,8 @@ class veth_network {
 
  private:
   veth_network() = default;
+  static std::string journal_line(const netns& ns);  // "netns INODE"
   netns client_, target_;
-  std::vector<std::string> journaled_;  // "netns INODE" lines
 };
 
 }  // namespace rig

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/proc.hpp"
 #include "core/clock.hpp"
 #include "core/units.hpp"
 
@@ -28,10 +29,8 @@ int signal_number(const std::string& name) {
 
 // The target's process state letter from /proc/PID/stat ('T' stopped, 'S' sleeping, ...).
 char process_state(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto close = all.rfind(')');
-  return close == std::string::npos || close + 2 >= all.size() ? '?' : all[close + 2];
+  const auto fields = stat_fields(pid);
+  return fields ? (*fields)[0] : '?';
 }
 
 const std::string signals_only_its_own = "rig does not signal it (rig signals only processes it started)";
