@@ -76,17 +76,43 @@ resource_sample sampler::sample_now() {
     }
   }
   std::lock_guard lk(mu_);
-  samples_.push_back(s);
+  // In time order: a sample is stamped when it starts and stored when its reads finish, so
+  // the sampler's thread and a phase boundary's sample can finish out of order.
+  const auto at = std::upper_bound(samples_.begin(), samples_.end(), s.t_ns,
+                                   [](int64_t t, const resource_sample& x) { return t < x.t_ns; });
+  samples_.insert(at, s);
   return s;
 }
 
 std::vector<resource_sample> sampler::samples() const {
   std::lock_guard lk(mu_);
-  // In time order: a sample is stamped when it starts and stored when its reads finish, so
-  // the sampler's thread and a phase boundary's sample can be stored out of order.
-  auto out = samples_;
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.t_ns < b.t_ns; });
-  return out;
+  return samples_;
+}
+
+std::vector<resource_sample> sampler::samples_from(int64_t t_ns) const {
+  std::lock_guard lk(mu_);
+  auto it = std::lower_bound(samples_.begin(), samples_.end(), t_ns,
+                             [](const resource_sample& x, int64_t t) { return x.t_ns < t; });
+  if (it != samples_.begin()) --it;
+  return {it, samples_.end()};
+}
+
+void sampler::thin(int64_t before_ns, int64_t origin_ns, int64_t every_ns) {
+  std::lock_guard lk(mu_);
+  const auto end = std::lower_bound(samples_.begin(), samples_.end(), before_ns,
+                                    [](const resource_sample& x, int64_t t) { return x.t_ns < t; });
+  auto slot = [&](size_t i) { return (samples_[i].t_ns - origin_ns) / every_ns; };
+  const size_t n = size_t(end - samples_.begin());
+  std::vector<bool> keep(n);
+  for (size_t i = 0; i < n; ++i)  // the first and the last of its slot
+    keep[i] = i == 0 || slot(i - 1) != slot(i) || i + 1 == samples_.size() || slot(i + 1) != slot(i);
+  auto out = samples_.begin();
+  for (size_t i = 0; i < n; ++i)
+    if (keep[i]) {
+      if (&*out != &samples_[i]) *out = std::move(samples_[i]);
+      ++out;
+    }
+  samples_.erase(out, end);
 }
 
 }  // namespace rig
