@@ -70,7 +70,7 @@ phase_stats one_phase(const option_table& table, const std::string& toml, worklo
   clock.phase = -1;
   if (hooks.before_stop) hooks.before_stop();
   w.stop();
-  return w.results().at(0);
+  return all_phases(w).at(0);
 }
 
 }  // namespace rig::bench

@@ -519,8 +519,33 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     pr.end_s = t_s(p1);
     pr.end_wall = wall_s();
     pr.completed = completed;
-    phase_windows.back().end_ns = p1;
+    auto& win = phase_windows.back();
+    win.end_ns = p1;
     open_phase.reset();
+    // Its resources now; then, of the samples before its end, only what the timeseries reads
+    // stays (a long run's samples do not pile up).
+    if (smp) {
+      pr.resources = phase_resources(smp->samples_from(win.applied_ns), win.start_ns, win.end_ns, win.applied_ns);
+      smp->thin(p1, run_start, ns_per_s);
+    }
+  };
+  // Each workload's figures of a phase, summarized once every thread of it is past the phase:
+  // its histograms go then, so memory does not grow with the number of phases.
+  std::vector<phase_assembler> assemblers(workloads.size());
+  auto summarize_into = [&](size_t wi, int pi, const phase_stats& s) {
+    // Cannot happen (a phase is complete only after it closed, and only once), but if it did,
+    // the figures are said to be missing rather than lost quietly.
+    if (pi < 0 || size_t(pi) >= rep.phases.size() || !rep.phases[size_t(pi)].workloads[wi].name.empty()) {
+      std::cerr << fmt::format("rig: workload {}: figures for phase {} came after it was summarized; not counted\n",
+                               sc.workloads[wi].name, pi + 1);
+      return;
+    }
+    auto& pr = rep.phases[size_t(pi)];
+    pr.workloads[wi] = summarize(sc.workloads[wi].name, s, pr.end_s - pr.start_s);
+  };
+  auto collect_finished_phases = [&] {
+    for (size_t wi = 0; wi < workloads.size(); ++wi)
+      for (const auto& [pi, s] : assemblers[wi].add(workloads[wi]->take_finished_phases())) summarize_into(wi, pi, s);
   };
   auto revert_applied = [&]() noexcept {
     for (auto it = applied.rbegin(); it != applied.rend(); ++it) (*it)->revert(ctx);
@@ -614,6 +639,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       const auto& ph = sc.phases[pi];
       phase_result pr;
       pr.name = ph.name;
+      pr.workloads.resize(workloads.size());  // each summarized when its threads are past the phase
       // Before this phase's injectors (a cap may kill a workload's helper process), each
       // workload hands in the phase that ended.
       if (pi > 0)
@@ -704,6 +730,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
           break;
         }
         windows.finalize((mono_ns() - run_start) / ns_per_s - 1);  // a second of grace for late threads
+        collect_finished_phases();
         if (!opts.quiet && mono_ns() >= next_progress) {
           next_progress += progress_every;
           // Phase i/n, elapsed of the phase and of the run, and each workload's last second.
@@ -764,20 +791,15 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   const int64_t run_end = mono_ns();
   windows.finalize(INT64_MAX);
 
-  // Per-phase workload figures, now that every worker thread has joined.
+  // The workloads' figures of the phases not summarized yet, now that every worker thread has
+  // joined; a phase in which a workload recorded nothing gets its zeros.
+  collect_finished_phases();
   for (size_t wi = 0; wi < workloads.size(); ++wi) {
-    const auto stats = workloads[wi]->results();
-    for (size_t pi = 0; pi < rep.phases.size(); ++pi) {
-      const phase_stats empty;
-      const phase_stats& s = pi < stats.size() ? stats[pi] : empty;
-      rep.phases[pi].workloads.push_back(
-          summarize(sc.workloads[wi].name, s, rep.phases[pi].end_s - rep.phases[pi].start_s));
-    }
+    for (const auto& [pi, s] : assemblers[wi].finish(workloads[wi]->results())) summarize_into(wi, pi, s);
+    for (auto& pr : rep.phases)
+      if (pr.workloads[wi].name.empty()) pr.workloads[wi] = summarize(sc.workloads[wi].name, {}, pr.end_s - pr.start_s);
   }
   const auto samples = smp ? smp->samples() : std::vector<resource_sample>{};
-  for (size_t pi = 0; pi < rep.phases.size(); ++pi)
-    rep.phases[pi].resources = phase_resources(samples, phase_windows[pi].start_ns, phase_windows[pi].end_ns,
-                                               phase_windows[pi].applied_ns);
   // Growth per operation (accumulation): RSS, and the built-in target's own retained bytes.
   for (auto& ph : rep.phases) {
     auto& t = ph.resources["target"];

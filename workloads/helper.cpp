@@ -144,9 +144,10 @@ class helper_workload final : public workload {
           name_, child_.pid(), child_.exit_description());
   }
 
-  // What the helper handed in: each phase as its threads left it, the rest when it stopped. A
-  // helper that died (an OOM kill in the target's cgroup) handed in its finished phases only;
-  // the phase it died in counts helper_died, so the report says why it is short.
+  // What the helper handed in when it stopped (its pieces of each phase came as its threads
+  // left it, through take_finished_phases). A helper that died (an OOM kill in the target's
+  // cgroup) handed in its finished phases only; the phase it died in counts helper_died, so the
+  // report says why it is short.
   std::vector<phase_stats> results() const override {
     std::lock_guard lk(mu_);
     std::vector<phase_stats> r = got_;
@@ -164,6 +165,11 @@ class helper_workload final : public workload {
   }
 
   std::vector<std::string> cgroup_controllers() const override { return controllers_; }
+
+  finished_phases take_finished_phases() override {
+    std::lock_guard lk(mu_);
+    return {std::exchange(pieces_, {}), complete_below_};
+  }
 
   void phase_over(int phase) override {
     if (!chan_ || stopped_) return;
@@ -187,7 +193,12 @@ class helper_workload final : public workload {
           handed_through_ = m.at("handed_in").get<int>();
           handed_cv_.notify_all();
         } else if (m.contains("phase")) {
-          add(m.at("phase").get<size_t>(), phase_stats::from_wire(m.at("stats")));
+          auto s = phase_stats::from_wire(m.at("stats"));
+          std::lock_guard lk(mu_);
+          pieces_.emplace_back(m.at("phase").get<int>(), std::move(s));
+        } else if (m.contains("complete_below")) {  // after the pieces it covers
+          std::lock_guard lk(mu_);
+          complete_below_ = m.at("complete_below").get<int>();
         } else if (m.contains("results")) {
           const auto& rest = m.at("results");
           for (size_t i = 0; i < rest.size(); ++i) add(i, phase_stats::from_wire(rest[i]));
@@ -224,7 +235,9 @@ class helper_workload final : public workload {
   bool stopped_ = false;
   nlohmann::json describe_;
   mutable std::mutex mu_;
-  std::vector<phase_stats> got_;
+  std::vector<phase_stats> got_;                   // what it handed in as it stopped
+  std::vector<std::pair<int, phase_stats>> pieces_;  // what it handed in since the last take
+  int complete_below_ = 0;
   bool finished_ = false;  // the helper handed in all it had
   bool closed_ = false;    // its channel closed
   int handed_through_ = -1;
@@ -241,9 +254,12 @@ void forward_rows(json_channel& chan, const window_sink& sink, const std::string
   }
 }
 
-// Sends the phases the workload's threads have left since the last call.
-void forward_phases(json_channel& chan, workload& w) {
-  for (const auto& [p, s] : w.take_finished_phases()) chan.send({{"phase", p}, {"stats", s.to_wire()}});
+// Sends the phases the workload's threads have left since the last call, then (when it moved)
+// the phase below which they are all past.
+void forward_phases(json_channel& chan, workload& w, int& complete_below) {
+  const finished_phases f = w.take_finished_phases();
+  for (const auto& [p, s] : f.pieces) chan.send({{"phase", p}, {"stats", s.to_wire()}});
+  if (f.complete_below > complete_below) chan.send({{"complete_below", complete_below = f.complete_below}});
 }
 
 }  // namespace
@@ -291,16 +307,16 @@ int run_workload_helper() {
       workload_env env{cfg.at("name").get<std::string>(), "", 0, &clock, &sink};
       env.run_dir = cfg.at("run_dir").get<std::string>();
       env.seed = cfg.at("seed").get<uint64_t>();
-      env.hand_in_phases = true;
       w->start(env);
       chan.send({{"ready", true}, {"describe", w->describe()}});
       int64_t sent_below = 0;
+      int complete_below = 0;
       for (bool running = true; running;) {
         pollfd p[2] = {{chan.fd(), POLLIN, 0}, {sig.get(), POLLIN, 0}};
         if (::poll(p, 2, 250) < 0 && errno != EINTR) break;
         sink.finalize((mono_ns() - clock.start_ns) / ns_per_s - 1);  // a second of grace, as the rig gives
         forward_rows(chan, sink, env.name, sent_below);
-        forward_phases(chan, *w);
+        forward_phases(chan, *w, complete_below);
         if (p[1].revents) running = false;
         for (nlohmann::json m; running && p[0].revents;) {
           const auto got = chan.receive(m, 0);
@@ -308,7 +324,7 @@ int run_workload_helper() {
           if (got == json_channel::got::line && m.contains("hand_in")) {
             // The threads see the phase's end at their next sample or tick (within 10 ms).
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            forward_phases(chan, *w);
+            forward_phases(chan, *w, complete_below);
             chan.send({{"handed_in", m.at("hand_in")}});
             continue;
           }
@@ -318,7 +334,7 @@ int run_workload_helper() {
       w->stop();
       sink.finalize(INT64_MAX);
       forward_rows(chan, sink, env.name, sent_below);
-      forward_phases(chan, *w);
+      forward_phases(chan, *w, complete_below);
       nlohmann::json results = nlohmann::json::array();  // what no thread handed in
       for (const auto& s : w->results()) results.push_back(s.to_wire());
       chan.send({{"results", results}});

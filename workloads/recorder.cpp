@@ -3,6 +3,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <new>
 #include <nlohmann/json.hpp>
 
@@ -36,12 +38,6 @@ void phase_stats::merge(const phase_stats& o) {
   for (size_t i = 0; i < errors.size(); ++i) errors[i] += o.errors[i];
   for (size_t i = 0; i < status_classes.size(); ++i) status_classes[i] += o.status_classes[i];
   for (const auto& [k, n] : o.counts) counts[k] += n;
-}
-
-void phase_stats::compact() {
-  latency.compact();
-  service.compact();
-  send_lag.compact();
 }
 
 uint64_t phase_stats::error_total() const {
@@ -120,13 +116,7 @@ phase_stats* thread_recorder::current_phase() {
   notice_phase(p);
   if (p < 0) return nullptr;
   if (size_t(p) >= phases_.size()) phases_.resize(size_t(p) + 1);
-  if (!phases_[size_t(p)]) [[unlikely]] {
-    // A new phase: the ones before it are closed, and keep only their non-empty buckets
-    // (once per phase; a late sample for one of them expands it again).
-    for (size_t i = 0; i < size_t(p); ++i)
-      if (phases_[i]) phases_[i]->compact();
-    phases_[size_t(p)] = std::make_unique<phase_stats>();
-  }
+  if (!phases_[size_t(p)]) [[unlikely]] phases_[size_t(p)] = std::make_unique<phase_stats>();
   return phases_[size_t(p)].get();
 }
 
@@ -177,9 +167,13 @@ void thread_recorder::count(const char* what, uint64_t n) {
 
 void thread_recorder::hand_in_left_phase(int now_phase) {
   const int left = std::exchange(seen_phase_, now_phase);
-  if (left < 0 || size_t(left) >= phases_.size() || !phases_[size_t(left)]) return;
   std::lock_guard lk(handed_mu_);
-  handed_.emplace_back(left, std::move(phases_[size_t(left)]));
+  if (left >= 0 && size_t(left) < phases_.size() && phases_[size_t(left)])
+    handed_.emplace_back(left, std::move(phases_[size_t(left)]));
+  // Phases only go forward: past the one left, and past all before the one now running. Stored
+  // after the hand-in, so whoever reads it finds those phases' pieces to take.
+  const int past = now_phase >= 0 ? now_phase : left + 1;
+  if (past > past_below_.load(std::memory_order_relaxed)) past_below_.store(past, std::memory_order_release);
 }
 
 std::vector<std::pair<int, std::unique_ptr<phase_stats>>> thread_recorder::take_handed_in() {
@@ -188,7 +182,7 @@ std::vector<std::pair<int, std::unique_ptr<phase_stats>>> thread_recorder::take_
 }
 
 void thread_recorder::tick(int64_t now_ns) {
-  if (hand_in_) notice_phase(clock_.phase.load(std::memory_order_relaxed));
+  notice_phase(clock_.phase.load(std::memory_order_relaxed));
   if (window_ && (now_ns - clock_.start_ns) / ns_per_s != window_->index) sink_.submit(workload_, std::move(window_));
 }
 
@@ -205,6 +199,32 @@ std::vector<phase_stats> merge_phases(const std::vector<const thread_recorder*>&
       if (phases[i]) out[i].merge(*phases[i]);  // out's histograms start compact and stay so
   }
   return out;
+}
+
+finished_phases take_finished(const std::vector<thread_recorder*>& recorders) {
+  finished_phases f;
+  f.complete_below = INT_MAX;
+  for (auto* r : recorders) f.complete_below = std::min(f.complete_below, r->past_below());  // before the take
+  if (recorders.empty()) f.complete_below = 0;
+  for (auto* r : recorders)
+    for (auto& [p, s] : r->take_handed_in()) f.pieces.emplace_back(p, std::move(*s));
+  return f;
+}
+
+std::vector<std::pair<int, phase_stats>> phase_assembler::add(finished_phases f) {
+  for (auto& [p, s] : f.pieces) pending_[p].merge(s);
+  std::vector<std::pair<int, phase_stats>> done;
+  while (!pending_.empty() && pending_.begin()->first < f.complete_below) {
+    auto node = pending_.extract(pending_.begin());
+    done.emplace_back(node.key(), std::move(node.mapped()));
+  }
+  return done;
+}
+
+std::vector<std::pair<int, phase_stats>> phase_assembler::finish(std::vector<phase_stats> rest) {
+  for (size_t p = 0; p < rest.size(); ++p)
+    if (!rest[p].empty()) pending_[int(p)].merge(rest[p]);  // a phase a thread never recorded in is a gap there
+  return add({{}, INT_MAX});
 }
 
 shared_clock_cell shared_clock_cell::create() {

@@ -87,8 +87,8 @@ struct phase_stats {
   std::array<uint64_t, 6> status_classes{};  // replies by status class (HTTP): [2] counts 2xx
   std::map<std::string, uint64_t> counts;      // a workload's own tallies (memory: page faults), summed
   void merge(const phase_stats& o);
-  void compact();  // its histograms keep only their non-empty buckets (a closed phase)
   uint64_t error_total() const;
+  bool empty() const { return ops == 0 && error_total() == 0 && counts.empty(); }  // nothing recorded
   // Lossless, for a helper process handing its figures to the rig.
   nlohmann::json to_wire() const;
   static phase_stats from_wire(const nlohmann::json& j);
@@ -140,23 +140,27 @@ class thread_recorder {
   void record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns, int64_t generator_lag_ns = 0, int status = 0);
   void error(error_kind k, int64_t now_ns, int status = 0);
   void count(const char* what, uint64_t n);  // adds to the running phase's counts[what]
-  void tick(int64_t now_ns);  // hands in the current window once its second is over
+  void tick(int64_t now_ns);  // hands in the current window once its second is over, and a phase left
   void flush();
+  // The phases not handed in (the running one; after the thread stops, whatever it never left).
   const std::vector<std::unique_ptr<phase_stats>>& phases() const { return phases_; }
   uint64_t between_phases() const { return between_phases_; }
 
-  // Hand-in mode (a helper process, which may be killed before it stops): once the thread sees
-  // the clock leave a phase (on its next sample or tick), it moves that phase's figures out of
-  // phases() to be taken, from any thread, with take_handed_in(). Set before the thread starts.
-  void hand_in_phases() { hand_in_ = true; }
+  // Once the thread sees the clock leave a phase (on its next sample or tick: workload threads
+  // tick at least every 10 ms), it moves that phase's figures out of phases() to be taken, from
+  // any thread, with take_handed_in(). So the rig can summarize a phase soon after it ends and
+  // let its histograms go: a long run's memory does not grow with its phases.
   std::vector<std::pair<int, std::unique_ptr<phase_stats>>> take_handed_in();
+  // The thread is past every phase below this one: it will record nothing more in them, and
+  // what it recorded there has been handed in. Read it before take_handed_in().
+  int past_below() const { return past_below_.load(std::memory_order_acquire); }
 
  private:
   phase_stats* current_phase();
   void roll(int64_t now_ns);
-  // Hand-in mode: the running phase is now `p`; the one the thread was in is handed in.
+  // The running phase is now `p`; the one the thread was in is handed in.
   void notice_phase(int p) {
-    if (hand_in_ && p != seen_phase_) [[unlikely]] hand_in_left_phase(p);
+    if (p != seen_phase_) [[unlikely]] hand_in_left_phase(p);
   }
   void hand_in_left_phase(int now_phase);
 
@@ -166,10 +170,38 @@ class thread_recorder {
   std::vector<std::unique_ptr<phase_stats>> phases_;
   std::unique_ptr<window_sink::window> window_;
   uint64_t between_phases_ = 0;
-  bool hand_in_ = false;
   int seen_phase_ = -1;
+  std::atomic<int> past_below_{0};
   std::mutex handed_mu_;
   std::vector<std::pair<int, std::unique_ptr<phase_stats>>> handed_;
+};
+
+// What a workload's threads handed in since the last take: pieces (per thread and phase), and
+// the phase index below which every thread is past (no piece of those phases is still to come).
+struct finished_phases {
+  std::vector<std::pair<int, phase_stats>> pieces;
+  int complete_below = 0;
+};
+finished_phases take_finished(const std::vector<thread_recorder*>& recorders);
+template <typename Workers>
+finished_phases take_finished_of(const Workers& workers) {
+  std::vector<thread_recorder*> recs;
+  for (const auto& w : workers) recs.push_back(w->rec.get());
+  return take_finished(recs);
+}
+
+// The rig's side: pieces of a workload's phases, merged until every thread is past the phase,
+// then handed over whole, once.
+class phase_assembler {
+ public:
+  // Adds what the workload handed in; returns the phases it completed, by index.
+  std::vector<std::pair<int, phase_stats>> add(finished_phases f);
+  // After the workload stopped: `rest` (its results(), what no thread handed in) merged with
+  // the pieces still held; every phase not handed over yet.
+  std::vector<std::pair<int, phase_stats>> finish(std::vector<phase_stats> rest);
+
+ private:
+  std::map<int, phase_stats> pending_;
 };
 
 // Per phase index, merged over the recorders of a workload's threads.

@@ -209,4 +209,6 @@ std::vector<phase_stats> stream_workload::results() const {
   return merge_phases_of(workers_);
 }
 
+finished_phases stream_workload::take_finished_phases() { return take_finished_of(workers_); }
+
 }  // namespace rig

@@ -24,6 +24,7 @@ class stream_workload : public workload {
   void start(const workload_env& env) override;
   void stop() noexcept override;
   std::vector<phase_stats> results() const override;
+  finished_phases take_finished_phases() override;
   bool can_host_on_loop() const override { return true; }
   socket_tunable* sockets() override { return &sockets_; }
 

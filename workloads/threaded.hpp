@@ -30,7 +30,6 @@ class worker_threads {
       auto w = std::make_unique<worker>();
       w->index = t;
       w->rec = std::make_unique<thread_recorder>(*env.clock, *env.windows, env.name);
-      if (env.hand_in_phases) w->rec->hand_in_phases();
       workers_.push_back(std::move(w));
     }
     for (auto& w : workers_)
@@ -43,12 +42,7 @@ class worker_threads {
     }
   }
   std::vector<phase_stats> results() const { return merge_phases_of(workers_); }
-  std::vector<std::pair<int, phase_stats>> take_finished() {
-    std::vector<std::pair<int, phase_stats>> out;
-    for (auto& w : workers_)
-      for (auto& [p, s] : w->rec->take_handed_in()) out.emplace_back(p, std::move(*s));
-    return out;
-  }
+  finished_phases take_finished() { return take_finished_of(workers_); }
 
  private:
   std::vector<std::unique_ptr<worker>> workers_;
@@ -98,7 +92,7 @@ class threaded_workload : public workload {
     finish();
   }
   std::vector<phase_stats> results() const final { return workers_.results(); }
-  std::vector<std::pair<int, phase_stats>> take_finished_phases() final { return workers_.take_finished(); }
+  finished_phases take_finished_phases() final { return workers_.take_finished(); }
 
  protected:
   threaded_workload(const option_values& v, int threads, load_model load)

@@ -36,7 +36,6 @@ struct workload_env {
   std::vector<std::string> target_cgroup_procs;  // the cgroup.procs files the helper joins
   int clock_fd = -1;                              // the memfd that holds the run clock's cell
   std::string rig_exe;                            // the binary that serves `rig __workload`
-  bool hand_in_phases = false;  // in the helper: each thread hands in a phase once past it
 };
 
 // Runs from start() to stop() across all phases; the run clock says which phase each
@@ -46,16 +45,17 @@ class workload {
   virtual ~workload() = default;
   virtual void start(const workload_env& env) = 0;
   virtual void stop() noexcept = 0;
-  // Per phase index, merged over threads; valid after stop().
+  // Per phase index, merged over threads, what take_finished_phases() did not take; after stop().
   virtual std::vector<phase_stats> results() const = 0;
   // Optional ability: runs env.host_on_loop on its event loop.
   virtual bool can_host_on_loop() const { return false; }
   // Optional ability: the rig's own sockets take a socket policy.
   virtual socket_tunable* sockets() { return nullptr; }
   virtual nlohmann::json describe() const = 0;
-  // With env.hand_in_phases: the figures of phases the threads have left since the last call,
-  // per thread (a phase may come in pieces), no longer in results(). Safe while running.
-  virtual std::vector<std::pair<int, phase_stats>> take_finished_phases() { return {}; }
+  // The figures of phases the threads have left since the last call, per thread (a phase may
+  // come in pieces), no longer in results(); and the phase below which no piece is still to
+  // come. Safe while running. The default hands in nothing: everything comes from results().
+  virtual finished_phases take_finished_phases() { return {}; }
   // Between phases, before the next phase's injectors: a workload in a helper process hands in
   // the phase that ended, so a cap that kills the helper cannot take that phase with it.
   virtual void phase_over(int /*phase*/) {}
@@ -76,5 +76,19 @@ struct workload_kind {
 
 const std::vector<workload_kind>& workload_kinds();
 inline const workload_kind* find_workload_kind(std::string_view name) { return find_kind(workload_kinds(), name); }
+
+// After stop(): every phase's figures by index, what take_finished_phases() still holds
+// merged with results() (the rig itself takes each phase as it completes).
+inline std::vector<phase_stats> all_phases(workload& w) {
+  phase_assembler a;
+  auto got = a.add(w.take_finished_phases());
+  for (auto& x : a.finish(w.results())) got.push_back(std::move(x));
+  std::vector<phase_stats> out;
+  for (auto& [p, s] : got) {
+    if (out.size() <= size_t(p)) out.resize(size_t(p) + 1);
+    out[size_t(p)].merge(s);
+  }
+  return out;
+}
 
 }  // namespace rig

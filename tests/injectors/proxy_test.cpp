@@ -58,7 +58,7 @@ struct proxied_run {
     proxy.stop();  // closes its connections on the loop, which still runs
     CHECK(proxy.connections() == 0);
     w->stop();
-    return w->results();
+    return all_phases(*w);
   }
 };
 

@@ -31,7 +31,7 @@ struct phase_run {
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     clock.phase = -1;
     w->stop();
-    auto r = w->results();
+    auto r = all_phases(*w);
     REQUIRE(!r.empty());
     return r[0];
   }

@@ -18,10 +18,14 @@ TEST_CASE("samples go to the running phase and between phases they are counted a
   rec.error(error_kind::timeout, 400'000);
   REQUIRE(rec.phases().size() == 3);
   CHECK(rec.between_phases() == 1);
-  CHECK(rec.phases()[0]->ops == 2);
-  CHECK(rec.phases()[0]->send_lag.count() == 1);  // the closed-loop sample has no lag
+  CHECK(rec.phases()[0] == nullptr);  // left: handed in
   CHECK(rec.phases()[1] == nullptr);
   CHECK(rec.phases()[2]->errors[size_t(error_kind::timeout)] == 1);
+  auto handed = rec.take_handed_in();
+  REQUIRE(handed.size() == 1);
+  CHECK(handed[0].first == 0);
+  CHECK(handed[0].second->ops == 2);
+  CHECK(handed[0].second->send_lag.count() == 1);  // the closed-loop sample has no lag
 }
 
 TEST_CASE("a reply's status class is counted with its op, in the same phase or not at all") {
@@ -34,8 +38,9 @@ TEST_CASE("a reply's status class is counted with its op, in the same phase or n
   rec.error(error_kind::status_5xx, 200'000, 503);
   clock.phase = -1;  // the phase ended: the op and its status both go uncounted
   rec.record(0, 0, 300'000, 0, 200);
-  REQUIRE(rec.phases().size() == 1);
-  const auto& p = *rec.phases()[0];
+  auto handed = rec.take_handed_in();
+  REQUIRE(handed.size() == 1);
+  const auto& p = *handed[0].second;
   CHECK(p.ops == 1);
   CHECK(p.status_classes[2] == p.ops);
   CHECK(p.status_classes[5] == 1);
@@ -71,18 +76,20 @@ TEST_CASE("one-second windows merge across threads and summarize once") {
   CHECK(sink.rows_from("other", 0).empty());
 }
 
-TEST_CASE("hand-in mode: a phase the thread has left moves out once, whole, to be taken from another thread") {
+TEST_CASE("a phase the thread has left moves out once, whole, to be taken from another thread") {
   run_clock clock;
   clock.start_ns = 0;
   window_sink sink;
   thread_recorder rec(clock, sink, "mem");
-  rec.hand_in_phases();
   clock.phase = 0;
   rec.record(0, 0, 100'000);
   rec.record(0, 0, 200'000);
   CHECK(rec.take_handed_in().empty());  // phase 0 still running
+  CHECK(rec.past_below() == 0);
   clock.phase = -1;
+  CHECK(rec.past_below() == 0);  // not yet seen by the thread
   rec.tick(300'000);  // no sample: the tick notices the phase has ended
+  CHECK(rec.past_below() == 1);
   auto got = rec.take_handed_in();
   REQUIRE(got.size() == 1);
   CHECK(got[0].first == 0);
@@ -93,4 +100,51 @@ TEST_CASE("hand-in mode: a phase the thread has left moves out once, whole, to b
   CHECK(rec.take_handed_in().empty());  // between phases nothing was recorded: nothing to hand in
   REQUIRE(rec.phases().size() == 2);
   CHECK(rec.phases()[1]->ops == 1);  // the running phase stays until the thread leaves it
+  CHECK(rec.past_below() == 1);
+  clock.phase = 3;  // straight on (an idle thread may miss the gap between phases): past 1 and 2
+  rec.tick(500'000);
+  CHECK(rec.past_below() == 3);
+  got = rec.take_handed_in();
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].first == 1);
+}
+
+TEST_CASE("a workload's phase is handed over whole once every thread is past it, the rest at the end") {
+  run_clock clock;
+  clock.start_ns = 0;
+  window_sink sink;
+  thread_recorder a(clock, sink, "rr"), b(clock, sink, "rr");
+  const std::vector<thread_recorder*> both = {&a, &b};
+  phase_assembler assembler;
+  clock.phase = 0;
+  for (int i = 0; i < 10; ++i) a.record(0, 0, 1'000'000);
+  for (int i = 0; i < 30; ++i) b.record(0, 0, 3'000'000);
+  CHECK(assembler.add(take_finished(both)).empty());  // still running
+  clock.phase = -1;
+  a.tick(2'000'000);  // a is past phase 0; b has not looked yet
+  auto f = take_finished(both);
+  CHECK(f.complete_below == 0);
+  CHECK(f.pieces.size() == 1);
+  CHECK(assembler.add(std::move(f)).empty());  // a's piece is held, not handed over short
+  b.tick(2'000'000);
+  auto done = assembler.add(take_finished(both));
+  REQUIRE(done.size() == 1);
+  CHECK(done[0].first == 0);
+  CHECK(done[0].second.ops == 40);
+  CHECK(done[0].second.latency.count() == 40);
+  CHECK(done[0].second.latency.percentile(50) == doctest::Approx(3'000'000).epsilon(0.001));  // 30 of 40 at 3 ms
+  // Phase 1: both record, the threads stop before they see it end; a recorded in 2 as well.
+  clock.phase = 1;
+  a.record(0, 0, 1'000'000);
+  b.record(0, 0, 1'000'000);
+  CHECK(assembler.add(take_finished(both)).empty());
+  clock.phase = 2;
+  a.record(0, 0, 1'000'000);
+  CHECK(assembler.add(take_finished(both)).empty());  // a's piece of 1 held: b has not seen 2
+  const auto rest = assembler.finish(merge_phases({&a, &b}));
+  REQUIRE(rest.size() == 2);
+  CHECK(rest[0].first == 1);
+  CHECK(rest[0].second.ops == 2);
+  CHECK(rest[1].first == 2);
+  CHECK(rest[1].second.ops == 1);
 }
