@@ -16,11 +16,14 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <climits>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "bench/bench.hpp"
 #include "core/clock.hpp"
@@ -202,17 +205,25 @@ int soak(int seconds, double phase_s) {
   uint64_t ops = 0, errors = 0;
   const auto& ph = run.report["phases"];
   const double base_p99 = ph[0]["workloads"]["rr"]["latency_us"]["p99"].get<double>();
+  // Per injector, the quiet phases after it: how many recovered, and the worst p99.
+  std::map<std::string, std::tuple<int, int, double>> after;  // injector -> (recovered, quiet, worst p99 us)
+  std::string last_injector;
   for (const auto& p : ph) {
     ops += p["workloads"]["rr"]["ops"].get<uint64_t>();
     for (const auto& [kind, n] : p["workloads"]["rr"]["errors"].items()) errors += n.get<uint64_t>();
     if (!p["injections"].empty()) {
       ++injected;
       verified += p["injections"][0]["verified"].get<bool>() ? 1 : 0;
+      last_injector = p["injections"][0]["name"].get<std::string>();
     } else if (&p != &ph[0]) {
       ++quiet;
-      const double x = p["workloads"]["rr"]["latency_us"]["p99"].get<double>() / base_p99;
+      const double p99 = p["workloads"]["rr"]["latency_us"]["p99"].get<double>(), x = p99 / base_p99;
       worst_x = std::max(worst_x, x);
       recovered += x < 3 ? 1 : 0;
+      auto& [r, q, w] = after[last_injector];
+      r += x < 3 ? 1 : 0;
+      ++q;
+      w = std::max(w, p99);
     }
   }
   // RSS and fds: the first minute (after start-up) against the last.
@@ -224,24 +235,37 @@ int soak(int seconds, double phase_s) {
   };
   const uint64_t rss_first = max_rss(5, 65), rss_last = max_rss(s.size() - 60, s.size()), rss_all = max_rss(0, s.size());
   const bool flat = double(rss_last) <= double(rss_first) * 1.10 + 2e6;
-  // fds: the most open in the first minute (every injector has cycled once by then) against
-  // the most in the last.
-  auto max_fds = [&](size_t from, size_t to) {
-    int m = 0;
-    for (size_t i = from; i < to && i < s.size(); ++i) m = std::max(m, s[i].fds);
-    return m;
+  // fds: the fewest open in the first minute (every injector has cycled once by then) against
+  // the fewest in the last. A leak raises that floor; the most open at a sampling instant also
+  // counts the /proc and cgroup files rig's sampler has open for a moment, so it only shows.
+  auto fds_in = [&](size_t from, size_t to) {
+    int lo = INT_MAX, hi = 0;
+    for (size_t i = from; i < to && i < s.size(); ++i) {
+      lo = std::min(lo, s[i].fds);
+      hi = std::max(hi, s[i].fds);
+    }
+    return std::pair{lo, hi};
   };
-  const int fds_first = max_fds(5, 65), fds_last = max_fds(s.size() - 60, s.size());
+  const auto [fds_first, fds_first_max] = fds_in(5, 65);
+  const auto [fds_last, fds_last_max] = fds_in(s.size() - 60, s.size());
   fmt::print("soak: {} s at 20k req/s, {} phases of {:.1f} s, {} injectors cycling: {} requests, {} errors\n", seconds,
              ph.size(), phase_s, injectors.size(), format_count(double(ops)), format_count(double(errors)));
   fmt::print("  injections verified: {} of {}\n", verified, injected);
   fmt::print("  quiet phases back within 3x of the first one's p99 ({}): {} of {} (worst {:.2f}x)\n",
              format_duration_us(base_p99), recovered, quiet, worst_x);
+  for (const auto& [inj, rqw] : after) {
+    const auto& [r, q, w] = rqw;
+    fmt::print("    after {:<10} {:>3} of {:>3} recovered, worst p99 {}\n", inj, r, q, format_duration_us(w));
+  }
   fmt::print("  rig RSS: max {} in the first minute, {} in the last, {} overall (goal < 64 MB: {}; flat: {})\n",
              format_bytes(double(rss_first)), format_bytes(double(rss_last)), format_bytes(double(rss_all)),
              rss_all < 64e6 ? "met" : "MISSED", flat ? "yes" : "NO");
-  fmt::print("  rig fds: at most {} in the first minute, {} in the last ({})\n", fds_first, fds_last,
-             fds_last <= fds_first ? "no growth" : "GREW");
+  std::string by_minute;
+  for (size_t m = 0; m * 60 < s.size(); ++m)
+    by_minute += fmt::format(" {:.1f}", double(max_rss(m * 60, m * 60 + 60)) / (1 << 20));
+  fmt::print("  rig RSS by minute (max, MiB):{}\n", by_minute);
+  fmt::print("  rig fds: {}..{} in the first minute, {}..{} in the last ({})\n", fds_first, fds_first_max, fds_last,
+             fds_last_max, fds_last <= fds_first ? "no growth" : "GREW");
   bool left = false;
   for (const char* c : {"cpu", "cpuset", "memory", "blkio", "pids"})
     if (std::filesystem::exists(fmt::format("/sys/fs/cgroup/{}/rig", c))) left = true;

@@ -89,30 +89,24 @@ std::vector<resource_sample> sampler::samples() const {
   return samples_;
 }
 
+namespace {
+// The last sample before t_ns (the first one if none is before it): where "from t_ns" starts.
+template <typename Samples>
+auto last_before(Samples& samples, int64_t t_ns) {
+  auto it = std::lower_bound(samples.begin(), samples.end(), t_ns,
+                             [](const resource_sample& x, int64_t t) { return x.t_ns < t; });
+  return it == samples.begin() ? it : it - 1;
+}
+}  // namespace
+
 std::vector<resource_sample> sampler::samples_from(int64_t t_ns) const {
   std::lock_guard lk(mu_);
-  auto it = std::lower_bound(samples_.begin(), samples_.end(), t_ns,
-                             [](const resource_sample& x, int64_t t) { return x.t_ns < t; });
-  if (it != samples_.begin()) --it;
-  return {it, samples_.end()};
+  return {last_before(samples_, t_ns), samples_.end()};
 }
 
-void sampler::thin(int64_t before_ns, int64_t origin_ns, int64_t every_ns) {
+void sampler::forget_before(int64_t t_ns) {
   std::lock_guard lk(mu_);
-  const auto end = std::lower_bound(samples_.begin(), samples_.end(), before_ns,
-                                    [](const resource_sample& x, int64_t t) { return x.t_ns < t; });
-  auto slot = [&](size_t i) { return (samples_[i].t_ns - origin_ns) / every_ns; };
-  const size_t n = size_t(end - samples_.begin());
-  std::vector<bool> keep(n);
-  for (size_t i = 0; i < n; ++i)  // the first and the last of its slot
-    keep[i] = i == 0 || slot(i - 1) != slot(i) || i + 1 == samples_.size() || slot(i + 1) != slot(i);
-  auto out = samples_.begin();
-  for (size_t i = 0; i < n; ++i)
-    if (keep[i]) {
-      if (&*out != &samples_[i]) *out = std::move(samples_[i]);
-      ++out;
-    }
-  samples_.erase(out, end);
+  samples_.erase(samples_.begin(), last_before(samples_, t_ns));
 }
 
 }  // namespace rig

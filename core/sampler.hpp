@@ -47,10 +47,9 @@ class sampler {
   std::vector<resource_sample> samples() const;  // in time order
   // In time order, from the last one before t_ns on.
   std::vector<resource_sample> samples_from(int64_t t_ns) const;
-  // Of the samples before before_ns, keeps only the first and last in each slot of every_ns
-  // counted from origin_ns (all a per-second timeseries reads), so a long run's samples do not
-  // pile up once its closed phases have been summarized.
-  void thin(int64_t before_ns, int64_t origin_ns, int64_t every_ns);
+  // Drops the samples before t_ns but the last one (what samples_from(t_ns) reads), so a long
+  // run keeps only the samples it still needs.
+  void forget_before(int64_t t_ns);
 
  private:
   std::optional<pid_t> target_;

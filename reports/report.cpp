@@ -115,15 +115,15 @@ void write_json(const run_report& r, const std::string& path) {
   out << to_json(r).dump(2) << "\n";
 }
 
-void write_csv(const timeseries_table& t, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path);
-  auto line = [&](const std::vector<std::string>& cells) {
-    for (size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << cells[i];
-    out << "\n";
-  };
-  line(t.columns);
-  for (const auto& r : t.rows) line(r);
+csv_writer::csv_writer(const std::string& path, const std::vector<std::string>& columns) : path_(path), out_(path) {
+  if (!out_) throw std::runtime_error("cannot write " + path);
+  row(columns);
+}
+
+void csv_writer::row(const std::vector<std::string>& cells) {
+  for (size_t i = 0; i < cells.size(); ++i) out_ << (i ? "," : "") << cells[i];
+  out_ << "\n" << std::flush;
+  if (!out_) throw std::runtime_error("cannot write " + path_);
 }
 
 std::string terminal_summary(const run_report& r, bool color) {

@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -77,7 +78,6 @@ struct run_report {
   std::vector<magnification_row> magnification;
   std::vector<event_row> events;
   std::vector<expectation_row> expectations;
-  timeseries_table timeseries;
   // require_all = false: injectors this host could not run, left out: {name, kind, reason}.
   nlohmann::json skipped_injectors = nlohmann::json::array();
 };
@@ -87,7 +87,17 @@ std::vector<magnification_row> compute_magnification(const std::vector<phase_res
 
 nlohmann::json to_json(const run_report& r);
 void write_json(const run_report& r, const std::string& path);
-void write_csv(const timeseries_table& t, const std::string& path);
+// A CSV written a row at a time and flushed, so a long run's timeseries goes to disk as the run
+// goes (and what a killed run wrote is there to read).
+class csv_writer {
+ public:
+  csv_writer(const std::string& path, const std::vector<std::string>& columns);
+  void row(const std::vector<std::string>& cells);
+
+ private:
+  std::string path_;
+  std::ofstream out_;
+};
 // One row per phase x workload, the injections and their verification, the expectations.
 std::string terminal_summary(const run_report& r, bool color);
 

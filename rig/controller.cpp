@@ -243,37 +243,62 @@ struct phase_window {
   int64_t applied_ns;  // when its injectors began to be applied (before start_ns)
 };
 
-timeseries_table build_timeseries(const scenario& sc, const std::vector<window_row>& rows,
-                                  const std::vector<resource_sample>& samples, const std::vector<phase_window>& phases,
-                                  int64_t start_ns, int64_t end_ns) {
-  timeseries_table t;
-  t.columns = {"t_s", "phase"};
-  for (const auto& w : sc.workloads)
-    for (const char* c : {".ops", ".p50_us", ".p99_us", ".p999_us", ".errors"}) t.columns.push_back(w.name + c);
-  const std::vector<std::string> resource_cols = {
-      "target.cpu_pct",      "target.rss_bytes",    "target.threads",          "target.live_workers",
-      "target.queue_depth",  "rig.cpu_pct",         "cgroup.memory_bytes",     "cgroup.memory_cap_bytes",
-      "cgroup.cpu_pct",      "cgroup.cpu_cap_pct",  "cgroup.io_read_ops_s",    "cgroup.io_write_ops_s",
-      "cgroup.io_read_bytes_s", "cgroup.io_write_bytes_s", "cgroup.io_read_iops_cap", "cgroup.io_write_iops_cap",
-      "cgroup.io_read_bps_cap", "cgroup.io_write_bps_cap"};
-  for (const auto& c : resource_cols) t.columns.push_back(c);
-  const int64_t windows = (end_ns - start_ns + ns_per_s - 1) / ns_per_s;
-  for (int64_t i = 0; i < windows; ++i) {
-    const int64_t w0 = start_ns + i * ns_per_s, w1 = w0 + ns_per_s;
-    std::vector<std::string> row = {std::to_string(i), ""};
-    for (const auto& p : phases)
-      if (w0 + ns_per_s / 2 >= p.start_ns && w0 + ns_per_s / 2 < p.end_ns) row[1] = sc.phases[size_t(p.index)].name;
-    for (const auto& w : sc.workloads) {
-      const window_row* r = nullptr;
-      for (const auto& x : rows)
-        if (x.workload == w.name && x.index == i) r = &x;
-      if (r)
-        for (const auto& v : {fmt::format("{}", r->ops), fmt::format("{:.1f}", r->p50_us),
-                              fmt::format("{:.1f}", r->p99_us), fmt::format("{:.1f}", r->p999_us),
-                              fmt::format("{}", r->errors)})
+// timeseries.csv: one row per second of the run, written as the run goes.
+class timeseries_stream {
+ public:
+  timeseries_stream(const scenario& sc, const std::string& path, int64_t start_ns)
+      : sc_(sc), start_ns_(start_ns), out_(path, columns(sc)) {}
+
+  // Writes the rows of the seconds that ended before `before_ns`, from the window rows and the
+  // samples in each second; `phases` names each second by the phase its middle falls in (the
+  // last one still open when `open` is set).
+  void write_before(int64_t before_ns, const window_sink& windows, const std::vector<resource_sample>& samples,
+                    const std::vector<phase_window>& phases, bool open) {
+    for (;; ++next_) {
+      const int64_t w0 = start_ns_ + next_ * ns_per_s, w1 = w0 + ns_per_s;
+      if (w1 > before_ns) break;
+      std::string phase;
+      const int64_t mid = w0 + ns_per_s / 2;
+      for (auto it = phases.rbegin(); it != phases.rend(); ++it) {  // the phases are in time order
+        const int64_t end = open && it == phases.rbegin() ? INT64_MAX : it->end_ns;
+        if (mid < it->start_ns) continue;
+        if (mid < end) phase = sc_.phases[size_t(it->index)].name;
+        break;
+      }
+      out_.row(row(windows, samples, w0, w1, phase));
+    }
+  }
+  // Where the rows written so far end: the samples before it are needed no more.
+  int64_t written_end_ns() const { return start_ns_ + next_ * ns_per_s; }
+
+ private:
+  static std::vector<std::string> columns(const scenario& sc) {
+    std::vector<std::string> c = {"t_s", "phase"};
+    for (const auto& w : sc.workloads)
+      for (const char* k : {".ops", ".p50_us", ".p99_us", ".p999_us", ".errors"}) c.push_back(w.name + k);
+    for (const char* k :
+         {"target.cpu_pct", "target.rss_bytes", "target.threads", "target.live_workers", "target.queue_depth",
+          "rig.cpu_pct", "cgroup.memory_bytes", "cgroup.memory_cap_bytes", "cgroup.cpu_pct", "cgroup.cpu_cap_pct",
+          "cgroup.io_read_ops_s", "cgroup.io_write_ops_s", "cgroup.io_read_bytes_s", "cgroup.io_write_bytes_s",
+          "cgroup.io_read_iops_cap", "cgroup.io_write_iops_cap", "cgroup.io_read_bps_cap", "cgroup.io_write_bps_cap"})
+      c.push_back(k);
+    return c;
+  }
+
+  std::vector<std::string> row(const window_sink& windows, const std::vector<resource_sample>& samples, int64_t w0,
+                               int64_t w1, const std::string& phase) const {
+    std::vector<std::string> row = {std::to_string(next_), phase};
+    for (const auto& w : sc_.workloads) {
+      const auto from = windows.rows_from(w.name, next_);
+      if (!from.empty() && from.front().index == next_) {
+        const auto& r = from.front();
+        for (const auto& v : {fmt::format("{}", r.ops), fmt::format("{:.1f}", r.p50_us),
+                              fmt::format("{:.1f}", r.p99_us), fmt::format("{:.1f}", r.p999_us),
+                              fmt::format("{}", r.errors)})
           row.push_back(v);
-      else
+      } else {
         for (int k = 0; k < 5; ++k) row.push_back(k == 0 || k == 4 ? "0" : "");
+      }
     }
     const resource_sample *first = nullptr, *last = nullptr;
     for (const auto& s : samples)
@@ -313,10 +338,14 @@ timeseries_table build_timeseries(const scenario& sc, const std::vector<window_r
       row.push_back(io ? fmt::format("{:.1f}", double(cg->io.value().*f - cg0->io.value().*f) / secs) : "");
     for (auto f : {&io_limits::read_iops, &io_limits::write_iops, &io_limits::read_bps, &io_limits::write_bps})
       row.push_back(cg && cg->io_cap && cg->io_cap.value().*f > 0 ? std::to_string(cg->io_cap.value().*f) : "");
-    t.rows.push_back(std::move(row));
+    return row;
   }
-  return t;
-}
+
+  const scenario& sc_;
+  int64_t start_ns_;
+  int64_t next_ = 0;  // the next second to write
+  csv_writer out_;
+};
 
 workload_phase_result summarize(const std::string& name, const phase_stats& s, double seconds) {
   workload_phase_result r;
@@ -522,12 +551,18 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     auto& win = phase_windows.back();
     win.end_ns = p1;
     open_phase.reset();
-    // Its resources now; then, of the samples before its end, only what the timeseries reads
-    // stays (a long run's samples do not pile up).
-    if (smp) {
-      pr.resources = phase_resources(smp->samples_from(win.applied_ns), win.start_ns, win.end_ns, win.applied_ns);
-      smp->thin(p1, run_start, ns_per_s);
-    }
+    if (smp) pr.resources = phase_resources(smp->samples_from(win.applied_ns), win.start_ns, win.end_ns, win.applied_ns);
+  };
+  // timeseries.csv as the run goes, each second's row a few seconds after it ended (a helper
+  // process's rows come later than the rig's own); of the samples, only those the open phase's
+  // figures and the rows still to write read are kept, so a long run's do not pile up.
+  timeseries_stream timeseries(sc, rep.run_dir + "/timeseries.csv", run_start);
+  auto write_timeseries = [&](int64_t before_ns, bool phase_open) {
+    const int64_t from = timeseries.written_end_ns();
+    if (before_ns < from + ns_per_s) return;
+    timeseries.write_before(before_ns, windows, smp ? smp->samples_from(from) : std::vector<resource_sample>{},
+                            phase_windows, phase_open);
+    if (smp && phase_open) smp->forget_before(std::min(timeseries.written_end_ns(), phase_windows.back().applied_ns));
   };
   // Each workload's figures of a phase, summarized once every thread of it is past the phase:
   // its histograms go then, so memory does not grow with the number of phases.
@@ -731,6 +766,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
         }
         windows.finalize((mono_ns() - run_start) / ns_per_s - 1);  // a second of grace for late threads
         collect_finished_phases();
+        write_timeseries(mono_ns() - 3 * ns_per_s, true);
         if (!opts.quiet && mono_ns() >= next_progress) {
           next_progress += progress_every;
           // Phase i/n, elapsed of the phase and of the run, and each workload's last second.
@@ -799,7 +835,6 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     for (auto& pr : rep.phases)
       if (pr.workloads[wi].name.empty()) pr.workloads[wi] = summarize(sc.workloads[wi].name, {}, pr.end_s - pr.start_s);
   }
-  const auto samples = smp ? smp->samples() : std::vector<resource_sample>{};
   // Growth per operation (accumulation): RSS, and the built-in target's own retained bytes.
   for (auto& ph : rep.phases) {
     auto& t = ph.resources["target"];
@@ -820,7 +855,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   for (auto& e : errors_began(rep.phases, windows.rows())) rep.events.push_back(std::move(e));
   std::stable_sort(rep.events.begin(), rep.events.end(),
                    [](const event_row& a, const event_row& b) { return a.t_s < b.t_s; });
-  rep.timeseries = build_timeseries(sc, windows.rows(), samples, phase_windows, run_start, run_end);
+  write_timeseries(run_start + (run_end - run_start + ns_per_s - 1) / ns_per_s * ns_per_s, false);  // the last second too
 
   // A target that died mid-run fails the run (exit 4), unless the scenario's checks expect
   // its death (events.target_exit, events.oom_kill): then the checks decide (exit 0 or 1).
@@ -841,7 +876,6 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   }
 
   write_json(rep, rep.run_dir + "/report.json");
-  write_csv(rep.timeseries, rep.run_dir + "/timeseries.csv");
   std::string html;
   try {
     html = write_html_report(rep.run_dir);

@@ -6,9 +6,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "../helpers.hpp"
 #include "core/process.hpp"
@@ -98,6 +100,46 @@ TEST_CASE("quickstart with short phases: every report key, and the nagle phase m
   bool table_row = false;
   for (const auto& l : f.out) table_row = table_row || (l.rfind("nagle ", 0) == 0 && l.find("×") != std::string::npos);
   CHECK(table_row);
+}
+
+TEST_CASE("timeseries.csv is written as the run goes: its first rows are there while the run still runs") {
+  temp_dir tmp;
+  std::vector<std::string> argv = {RIG_BINARY};
+  for (const auto& a : run_args(quickstart, tmp.path, {{"baseline", "2s"}, {"nagle", "9s"}, {"recovery", "1s"}}))
+    argv.push_back(a);
+  auto rig = child_process::spawn({.argv = argv, .stderr_path = tmp.path + "/stderr.txt"});
+  auto csv_path = [&]() -> std::string {
+    for (const auto& d : fs::directory_iterator(tmp.path))
+      if (d.is_directory() && fs::exists(d.path() / "timeseries.csv")) return d.path() / "timeseries.csv";
+    return {};
+  };
+  auto lines_of = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  };
+  // Poll while the run goes: rows of its first seconds come a few seconds after each ends.
+  std::vector<std::string> early;
+  while (rig.running() && early.size() < 3) {
+    ::usleep(100'000);
+    if (const auto p = csv_path(); !p.empty()) early = lines_of(slurp(p));
+  }
+  const bool ran_on = rig.running();
+  REQUIRE(rig.wait(60'000));
+  INFO("stderr: " << slurp(tmp.path + "/stderr.txt"));
+  REQUIRE(rig.exit_code() == 0);
+  CHECK_MESSAGE(ran_on, "no timeseries row was written before the run ended");
+  REQUIRE(early.size() >= 3);  // the header and two rows
+  CHECK(early[1].rfind("0,baseline,", 0) == 0);
+
+  // The finished file: those same rows first, then one row per second of the run, in order.
+  const auto all = lines_of(slurp(csv_path()));
+  REQUIRE(all.size() >= 13);  // 12 s of phases
+  CHECK(all.size() <= 15);
+  for (size_t i = 0; i < early.size(); ++i) CHECK(all[i] == early[i]);
+  for (size_t i = 1; i < all.size(); ++i) CHECK(all[i].rfind(std::to_string(i - 1) + ",", 0) == 0);
+  CHECK(std::count_if(all.begin(), all.end(), [](const std::string& l) { return l.find(",nagle,") != std::string::npos; }) >= 8);
 }
 
 TEST_CASE("Ctrl-C in the nagle phase: report written as interrupted, target stopped") {
