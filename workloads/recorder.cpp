@@ -214,9 +214,9 @@ finished_phases take_finished(const std::vector<thread_recorder*>& recorders) {
 std::vector<std::pair<int, phase_stats>> phase_assembler::add(finished_phases f) {
   for (auto& [p, s] : f.pieces) pending_[p].merge(s);
   std::vector<std::pair<int, phase_stats>> done;
-  while (!pending_.empty() && pending_.begin()->first < f.complete_below) {
-    auto node = pending_.extract(pending_.begin());
-    done.emplace_back(node.key(), std::move(node.mapped()));
+  for (; next_ < f.complete_below; ++next_) {  // whole now; zeros where no thread recorded anything
+    auto node = pending_.extract(next_);
+    done.emplace_back(next_, node ? std::move(node.mapped()) : phase_stats{});
   }
   return done;
 }
@@ -224,7 +224,10 @@ std::vector<std::pair<int, phase_stats>> phase_assembler::add(finished_phases f)
 std::vector<std::pair<int, phase_stats>> phase_assembler::finish(std::vector<phase_stats> rest) {
   for (size_t p = 0; p < rest.size(); ++p)
     if (!rest[p].empty()) pending_[int(p)].merge(rest[p]);  // a phase a thread never recorded in is a gap there
-  return add({{}, INT_MAX});
+  std::vector<std::pair<int, phase_stats>> done;
+  for (auto& [p, s] : pending_) done.emplace_back(p, std::move(s));
+  pending_.clear();
+  return done;
 }
 
 shared_clock_cell shared_clock_cell::create() {

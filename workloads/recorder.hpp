@@ -194,7 +194,8 @@ finished_phases take_finished_of(const Workers& workers) {
 // then handed over whole, once.
 class phase_assembler {
  public:
-  // Adds what the workload handed in; returns the phases it completed, by index.
+  // Adds what the workload handed in; returns the phases it completed, by index, in order (a
+  // phase in which no thread recorded anything comes as zeros).
   std::vector<std::pair<int, phase_stats>> add(finished_phases f);
   // After the workload stopped: `rest` (its results(), what no thread handed in) merged with
   // the pieces still held; every phase not handed over yet.
@@ -202,6 +203,7 @@ class phase_assembler {
 
  private:
   std::map<int, phase_stats> pending_;
+  int next_ = 0;  // the phases below it have been handed over
 };
 
 // Per phase index, merged over the recorders of a workload's threads.

@@ -148,3 +148,25 @@ TEST_CASE("a workload's phase is handed over whole once every thread is past it,
   CHECK(rest[1].first == 2);
   CHECK(rest[1].second.ops == 1);
 }
+
+TEST_CASE("a phase no thread recorded in comes over as zeros once every thread is past it, and only once") {
+  run_clock clock;
+  clock.start_ns = 0;
+  window_sink sink;
+  thread_recorder a(clock, sink, "rr");
+  phase_assembler assembler;
+  clock.phase = 0;
+  a.record(0, 0, 1'000'000);
+  clock.phase = 1;  // the target stalled: nothing recorded in phase 1
+  a.tick(1'000'000);
+  clock.phase = 2;
+  a.tick(2'000'000);
+  const auto done = assembler.add(take_finished({&a}));
+  REQUIRE(done.size() == 2);
+  CHECK(done[0].first == 0);
+  CHECK(done[0].second.ops == 1);
+  CHECK(done[1].first == 1);
+  CHECK(done[1].second.empty());
+  CHECK(assembler.add(take_finished({&a})).empty());
+  CHECK(assembler.finish(merge_phases({&a})).empty());  // nothing in phase 2 either
+}
