@@ -51,41 +51,87 @@ nlohmann::json to_json(const latency_summary& s) {
           {"p99", s.p99},     {"p999", s.p999}, {"max", s.max}};
 }
 
+latency_summary latency_from_json(const nlohmann::json& j) {
+  latency_summary s;
+  s.count = j.at("count").get<uint64_t>();
+  for (auto [k, f] : {std::pair{"min", &latency_summary::min}, {"mean", &latency_summary::mean},
+                      {"p50", &latency_summary::p50}, {"p90", &latency_summary::p90}, {"p99", &latency_summary::p99},
+                      {"p999", &latency_summary::p999}, {"max", &latency_summary::max}})
+    s.*f = j.at(k).get<double>();
+  return s;
+}
+
 }  // namespace
+
+nlohmann::json to_json(const phase_result& p) {
+  using nlohmann::json;
+  json inj = json::array();
+  for (const auto& i : p.injections)
+    inj.push_back({{"name", i.name}, {"kind", i.kind}, {"mechanism", i.mechanism}, {"params", i.params},
+                   {"verified", i.verified}, {"verification", i.verification}, {"measured", i.measured}});
+  json wl = json::object();
+  for (const auto& w : p.workloads) {
+    wl[w.name] = {{"ops", w.ops},
+                  {"errors", w.errors},
+                  {"throughput_ops_s", w.throughput_ops_s},
+                  {"latency_us", to_json(w.latency)},
+                  {"service_us", to_json(w.service)},
+                  {"send_lag_us", to_json(w.send_lag)},
+                  {"generator", {{"late_sends", w.late_sends},
+                                 {"late_share", w.ops ? double(w.late_sends) / double(w.ops) : 0.0},
+                                 {"limited", !w.generator_warning.empty()},
+                                 {"warning", w.generator_warning}}}};
+    if (!w.status.empty()) wl[w.name]["status"] = w.status;
+    if (!w.counts.empty()) wl[w.name]["counts"] = w.counts;
+  }
+  return {{"name", p.name},
+          {"start_s", p.start_s},
+          {"end_s", p.end_s},
+          {"start_wall_s", p.start_wall},
+          {"end_wall_s", p.end_wall},
+          {"completed", p.completed},
+          {"injections", inj},
+          {"workloads", wl},
+          {"resources", p.resources}};
+}
+
+phase_result phase_from_json(const nlohmann::json& j, const std::vector<std::string>& workload_order) {
+  phase_result p;
+  p.name = j.at("name").get<std::string>();
+  p.start_s = j.at("start_s").get<double>();
+  p.end_s = j.at("end_s").get<double>();
+  p.start_wall = j.at("start_wall_s").get<double>();
+  p.end_wall = j.at("end_wall_s").get<double>();
+  p.completed = j.at("completed").get<bool>();
+  for (const auto& i : j.at("injections"))
+    p.injections.push_back({i.at("name").get<std::string>(), i.at("kind").get<std::string>(),
+                            i.at("mechanism").get<std::string>(), i.at("params"), i.at("verified").get<bool>(),
+                            i.at("verification").get<std::string>(), i.at("measured")});
+  const auto& wl = j.at("workloads");
+  for (const auto& name : workload_order) {
+    const auto& x = wl.at(name);
+    workload_phase_result w;
+    w.name = name;
+    w.ops = x.at("ops").get<uint64_t>();
+    w.errors = x.at("errors").get<std::map<std::string, uint64_t>>();
+    w.throughput_ops_s = x.at("throughput_ops_s").get<double>();
+    w.latency = latency_from_json(x.at("latency_us"));
+    w.service = latency_from_json(x.at("service_us"));
+    w.send_lag = latency_from_json(x.at("send_lag_us"));
+    w.late_sends = x.at("generator").at("late_sends").get<uint64_t>();
+    w.generator_warning = x.at("generator").at("warning").get<std::string>();
+    if (x.contains("status")) w.status = x.at("status").get<std::map<std::string, uint64_t>>();
+    if (x.contains("counts")) w.counts = x.at("counts").get<std::map<std::string, uint64_t>>();
+    p.workloads.push_back(std::move(w));
+  }
+  p.resources = j.at("resources");
+  return p;
+}
 
 nlohmann::json to_json(const run_report& r) {
   using nlohmann::json;
   json phases = json::array();
-  for (const auto& p : r.phases) {
-    json inj = json::array();
-    for (const auto& i : p.injections)
-      inj.push_back({{"name", i.name}, {"kind", i.kind}, {"mechanism", i.mechanism}, {"params", i.params},
-                     {"verified", i.verified}, {"verification", i.verification}, {"measured", i.measured}});
-    json wl = json::object();
-    for (const auto& w : p.workloads) {
-      wl[w.name] = {{"ops", w.ops},
-                    {"errors", w.errors},
-                    {"throughput_ops_s", w.throughput_ops_s},
-                    {"latency_us", to_json(w.latency)},
-                    {"service_us", to_json(w.service)},
-                    {"send_lag_us", to_json(w.send_lag)},
-                    {"generator", {{"late_sends", w.late_sends},
-                                   {"late_share", w.ops ? double(w.late_sends) / double(w.ops) : 0.0},
-                                   {"limited", !w.generator_warning.empty()},
-                                   {"warning", w.generator_warning}}}};
-      if (!w.status.empty()) wl[w.name]["status"] = w.status;
-      if (!w.counts.empty()) wl[w.name]["counts"] = w.counts;
-    }
-    phases.push_back({{"name", p.name},
-                      {"start_s", p.start_s},
-                      {"end_s", p.end_s},
-                      {"start_wall_s", p.start_wall},
-                      {"end_wall_s", p.end_wall},
-                      {"completed", p.completed},
-                      {"injections", inj},
-                      {"workloads", wl},
-                      {"resources", p.resources}});
-  }
+  for (const auto& p : r.phases) phases.push_back(to_json(p));
   json mag = json::array();
   for (const auto& m : r.magnification)
     mag.push_back({{"phase", m.phase}, {"baseline", m.baseline}, {"workload", m.workload}, {"p50_x", m.p50_x},

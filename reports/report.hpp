@@ -86,6 +86,9 @@ struct run_report {
 std::vector<magnification_row> compute_magnification(const std::vector<phase_result>& phases);
 
 nlohmann::json to_json(const run_report& r);
+// One phase as report.json holds it, and back (its workloads in `workload_order`).
+nlohmann::json to_json(const phase_result& p);
+phase_result phase_from_json(const nlohmann::json& j, const std::vector<std::string>& workload_order);
 void write_json(const run_report& r, const std::string& path);
 // A CSV written a row at a time and flushed, so a long run's timeseries goes to disk as the run
 // goes (and what a killed run wrote is there to read).
