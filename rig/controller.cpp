@@ -347,6 +347,24 @@ class timeseries_stream {
   csv_writer out_;
 };
 
+// Growth per operation (accumulation): RSS, and the built-in target's own retained bytes; and
+// work done per CPU-second. From a phase's figures once they are all in.
+void add_growth_figures(phase_result& ph) {
+  auto& t = ph.resources["target"];
+  uint64_t ops = 0;
+  for (const auto& w : ph.workloads) ops += w.ops;
+  if (!t.is_object() || !t.contains("rss_end_bytes") || ops == 0) return;
+  const double growth = t["rss_end_bytes"].get<double>() - t["rss_start_bytes"].get<double>();
+  // Work done per CPU-second: a slower CPU shows here even while CPU use looks low.
+  const double cpu_s = t.value("cpu_user_s", 0.0) + t.value("cpu_sys_s", 0.0);
+  if (cpu_s > 0) t["ops_per_cpu_s"] = double(ops) / cpu_s;
+  t["rss_growth_bytes"] = growth;
+  t["rss_growth_per_op_bytes"] = growth / double(ops);
+  if (t.contains("retained_bytes_max") && t.value("requests", 0) > 0)
+    t["retained_per_request_bytes"] =
+        (t["retained_bytes_max"].get<double>() - t["retained_bytes_min"].get<double>()) / t["requests"].get<double>();
+}
+
 workload_phase_result summarize(const std::string& name, const phase_stats& s, double seconds) {
   workload_phase_result r;
   r.name = name;
@@ -567,10 +585,47 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   // Each workload's figures of a phase, summarized once every thread of it is past the phase:
   // its histograms go then, so memory does not grow with the number of phases.
   std::vector<phase_assembler> assemblers(workloads.size());
+  // A phase whose figures are all in (closed, each workload's summarized) goes to disk and its
+  // memory is let go, so a long run's memory does not grow with its phases; the report reads
+  // them back at the end. If the run dir cannot take them they stay in memory.
+  const std::string spill_path = rep.run_dir + "/phases.partial.jsonl";
+  std::ofstream spill;
+  size_t spilled = 0;  // the phases below it are on disk
+  bool spill_failed = false;
+  auto spill_final_phases = [&] {
+    for (; !spill_failed && spilled < rep.phases.size() && spilled != open_phase; ++spilled) {
+      auto& pr = rep.phases[spilled];
+      for (const auto& w : pr.workloads)
+        if (w.name.empty()) return;  // not summarized yet
+      add_growth_figures(pr);
+      if (!spill.is_open()) spill.open(spill_path);
+      spill << to_json(pr).dump() << '\n' << std::flush;
+      if (!spill) {
+        spill_failed = true;
+        std::cerr << fmt::format("rig: cannot write {}; the phases stay in memory\n", spill_path);
+        return;
+      }
+      pr = phase_result{.name = pr.name};
+    }
+  };
+  auto read_back_spilled_phases = [&] {
+    if (!spilled) return;
+    spill.close();
+    std::vector<std::string> order;
+    for (const auto& w : sc.workloads) order.push_back(w.name);
+    std::ifstream in(spill_path);
+    std::string line;
+    for (size_t pi = 0; pi < spilled; ++pi) {
+      if (!std::getline(in, line))
+        throw std::runtime_error(fmt::format("{}: {} phases written during the run, {} there now", spill_path, spilled, pi));
+      rep.phases[pi] = phase_from_json(nlohmann::json::parse(line), order);
+    }
+  };
   auto summarize_into = [&](size_t wi, int pi, const phase_stats& s) {
     // Cannot happen (a phase is complete only after it closed, and only once), but if it did,
     // the figures are said to be missing rather than lost quietly.
-    if (pi < 0 || size_t(pi) >= rep.phases.size() || !rep.phases[size_t(pi)].workloads[wi].name.empty()) {
+    if (pi < 0 || size_t(pi) < spilled || size_t(pi) >= rep.phases.size() ||
+        !rep.phases[size_t(pi)].workloads[wi].name.empty()) {
       std::cerr << fmt::format("rig: workload {}: figures for phase {} came after it was summarized; not counted\n",
                                sc.workloads[wi].name, pi + 1);
       return;
@@ -766,6 +821,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
         }
         windows.finalize((mono_ns() - run_start) / ns_per_s - 1);  // a second of grace for late threads
         collect_finished_phases();
+        spill_final_phases();
         write_timeseries(mono_ns() - 3 * ns_per_s, true);
         if (!opts.quiet && mono_ns() >= next_progress) {
           next_progress += progress_every;
@@ -830,27 +886,13 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   // The workloads' figures of the phases not summarized yet, now that every worker thread has
   // joined; a phase in which a workload recorded nothing gets its zeros.
   collect_finished_phases();
+  read_back_spilled_phases();
   for (size_t wi = 0; wi < workloads.size(); ++wi) {
     for (const auto& [pi, s] : assemblers[wi].finish(workloads[wi]->results())) summarize_into(wi, pi, s);
     for (auto& pr : rep.phases)
       if (pr.workloads[wi].name.empty()) pr.workloads[wi] = summarize(sc.workloads[wi].name, {}, pr.end_s - pr.start_s);
   }
-  // Growth per operation (accumulation): RSS, and the built-in target's own retained bytes.
-  for (auto& ph : rep.phases) {
-    auto& t = ph.resources["target"];
-    uint64_t ops = 0;
-    for (const auto& w : ph.workloads) ops += w.ops;
-    if (!t.is_object() || !t.contains("rss_end_bytes") || ops == 0) continue;
-    const double growth = t["rss_end_bytes"].get<double>() - t["rss_start_bytes"].get<double>();
-    // Work done per CPU-second: a slower CPU shows here even while CPU use looks low.
-    const double cpu_s = t.value("cpu_user_s", 0.0) + t.value("cpu_sys_s", 0.0);
-    if (cpu_s > 0) t["ops_per_cpu_s"] = double(ops) / cpu_s;
-    t["rss_growth_bytes"] = growth;
-    t["rss_growth_per_op_bytes"] = growth / double(ops);
-    if (t.contains("retained_bytes_max") && t.value("requests", 0) > 0)
-      t["retained_per_request_bytes"] =
-          (t["retained_bytes_max"].get<double>() - t["retained_bytes_min"].get<double>()) / t["requests"].get<double>();
-  }
+  for (size_t pi = spilled; pi < rep.phases.size(); ++pi) add_growth_figures(rep.phases[pi]);
   rep.magnification = compute_magnification(rep.phases);
   for (auto& e : errors_began(rep.phases, windows.rows())) rep.events.push_back(std::move(e));
   std::stable_sort(rep.events.begin(), rep.events.end(),
@@ -876,6 +918,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   }
 
   write_json(rep, rep.run_dir + "/report.json");
+  if (spilled) std::filesystem::remove(spill_path);  // all in report.json now
   std::string html;
   try {
     html = write_html_report(rep.run_dir);

@@ -102,17 +102,18 @@ TEST_CASE("quickstart with short phases: every report key, and the nagle phase m
   CHECK(table_row);
 }
 
-TEST_CASE("timeseries.csv is written as the run goes: its first rows are there while the run still runs") {
+TEST_CASE("as the run goes, timeseries rows and finished phases go to disk, and the report has them all") {
   temp_dir tmp;
   std::vector<std::string> argv = {RIG_BINARY};
   for (const auto& a : run_args(quickstart, tmp.path, {{"baseline", "2s"}, {"nagle", "9s"}, {"recovery", "1s"}}))
     argv.push_back(a);
   auto rig = child_process::spawn({.argv = argv, .stderr_path = tmp.path + "/stderr.txt"});
-  auto csv_path = [&]() -> std::string {
+  auto run_dir = [&]() -> std::string {
     for (const auto& d : fs::directory_iterator(tmp.path))
-      if (d.is_directory() && fs::exists(d.path() / "timeseries.csv")) return d.path() / "timeseries.csv";
+      if (d.is_directory() && fs::exists(d.path() / "timeseries.csv")) return d.path();
     return {};
   };
+  auto csv_path = [&] { return run_dir() + "/timeseries.csv"; };
   auto lines_of = [](const std::string& text) {
     std::vector<std::string> out;
     std::istringstream in(text);
@@ -120,18 +121,32 @@ TEST_CASE("timeseries.csv is written as the run goes: its first rows are there w
     return out;
   };
   // Poll while the run goes: rows of its first seconds come a few seconds after each ends.
-  std::vector<std::string> early;
-  while (rig.running() && early.size() < 3) {
+  std::vector<std::string> early, spilled;
+  while (rig.running() && (early.size() < 3 || spilled.empty())) {
     ::usleep(100'000);
-    if (const auto p = csv_path(); !p.empty()) early = lines_of(slurp(p));
+    if (run_dir().empty()) continue;
+    early = lines_of(slurp(csv_path()));
+    if (fs::exists(run_dir() + "/phases.partial.jsonl")) spilled = lines_of(slurp(run_dir() + "/phases.partial.jsonl"));
   }
   const bool ran_on = rig.running();
   REQUIRE(rig.wait(60'000));
   INFO("stderr: " << slurp(tmp.path + "/stderr.txt"));
   REQUIRE(rig.exit_code() == 0);
-  CHECK_MESSAGE(ran_on, "no timeseries row was written before the run ended");
+  CHECK_MESSAGE(ran_on, "no timeseries row or no finished phase was written before the run ended");
   REQUIRE(early.size() >= 3);  // the header and two rows
   CHECK(early[1].rfind("0,baseline,", 0) == 0);
+  // The baseline phase, once summarized, went to disk while nagle ran; at the end it is read
+  // back into report.json, and the spill file goes.
+  REQUIRE(spilled.size() == 1);
+  const auto base = nlohmann::json::parse(spilled[0]);
+  CHECK(base["name"] == "baseline");
+  CHECK_FALSE(fs::exists(run_dir() + "/phases.partial.jsonl"));
+  const auto r = nlohmann::json::parse(slurp(run_dir() + "/report.json"));
+  REQUIRE(r["phases"].size() == 3);
+  CHECK(r["phases"][0] == base);
+  CHECK(r["phases"][0]["workloads"]["rr"]["ops"].get<uint64_t>() > 1000);
+  CHECK(r["phases"][0]["resources"]["target"]["samples"].get<int>() >= 5);
+  CHECK(r["phases"][1]["workloads"]["rr"]["ops"].get<uint64_t>() > 100);  // nagle: ~40 ms a request
 
   // The finished file: those same rows first, then one row per second of the run, in order.
   const auto all = lines_of(slurp(csv_path()));
