@@ -246,19 +246,20 @@ int soak(int seconds, double phase_s) {
   const uint64_t rss_first = max_rss(5, 65), rss_last = max_rss(load_end - 60, load_end),
                  rss_report = max_rss(load_end, s.size()), rss_all = max_rss(0, s.size());
   const bool flat = double(rss_last) <= double(rss_first) * 1.10 + 2e6;
-  // fds: the fewest open in the first minute (every injector has cycled once by then) against
-  // the fewest in the last. A leak raises that floor; the most open at a sampling instant also
-  // counts the /proc and cgroup files rig's sampler has open for a moment, so it only shows.
+  // fds: the count rig holds most of the time in the first minute (every injector has cycled
+  // once by then) against the same in the last, with the range beside it. A leak moves that
+  // count; a reconnecting connection or a /proc file the sampler has open for a moment only
+  // widens the range.
   auto fds_in = [&](size_t from, size_t to) {
-    int lo = INT_MAX, hi = 0;
-    for (size_t i = from; i < to && i < s.size(); ++i) {
-      lo = std::min(lo, s[i].fds);
-      hi = std::max(hi, s[i].fds);
-    }
-    return std::pair{lo, hi};
+    std::map<int, int> seen;
+    for (size_t i = from; i < to && i < s.size(); ++i) ++seen[s[i].fds];
+    int usual = 0, times = 0;
+    for (const auto& [n, k] : seen)
+      if (k > times) std::tie(usual, times) = std::pair{n, k};
+    return std::tuple{usual, seen.empty() ? 0 : seen.begin()->first, seen.empty() ? 0 : seen.rbegin()->first};
   };
-  const auto [fds_first, fds_first_max] = fds_in(5, 65);
-  const auto [fds_last, fds_last_max] = fds_in(load_end - 60, load_end);
+  const auto [fds_first, fds_first_min, fds_first_max] = fds_in(5, 65);
+  const auto [fds_last, fds_last_min, fds_last_max] = fds_in(load_end - 60, load_end);
   fmt::print("soak: {} s at 20k req/s, {} phases of {:.1f} s, {} injectors cycling: {} requests, {} errors\n", seconds,
              ph.size(), phase_s, injectors.size(), format_count(double(ops)), format_count(double(errors)));
   fmt::print("  injections verified: {} of {}\n", verified, injected);
@@ -276,8 +277,9 @@ int soak(int seconds, double phase_s) {
   for (size_t m = 0; m * 60 < s.size(); ++m)
     by_minute += fmt::format(" {:.1f}", double(max_rss(m * 60, m * 60 + 60)) / (1 << 20));
   fmt::print("  rig RSS by minute (max, MiB):{}\n", by_minute);
-  fmt::print("  rig fds: {}..{} in the first minute, {}..{} in the last ({})\n", fds_first, fds_first_max, fds_last,
-             fds_last_max, fds_last <= fds_first ? "no growth" : "GREW");
+  fmt::print("  rig fds: {} most of the first minute ({}..{}), {} most of the last ({}..{}) ({})\n", fds_first,
+             fds_first_min, fds_first_max, fds_last, fds_last_min, fds_last_max,
+             fds_last <= fds_first ? "no growth" : "GREW");
   bool left = false;
   for (const char* c : {"cpu", "cpuset", "memory", "blkio", "pids"})
     if (std::filesystem::exists(fmt::format("/sys/fs/cgroup/{}/rig", c))) left = true;
