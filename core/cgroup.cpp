@@ -19,6 +19,7 @@
 
 #include "core/error.hpp"
 #include "core/journal.hpp"
+#include "core/proc.hpp"
 
 namespace rig {
 
@@ -137,9 +138,9 @@ bool remove_cgroup_dir(const std::string& dir) {
 }
 
 std::string read_control(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw_system_error("read " + path);
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto read = read_text_file(path);
+  if (!read) throw_system_error("read " + path);
+  std::string s = std::move(*read);
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }

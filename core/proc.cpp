@@ -1,8 +1,10 @@
 #include "core/proc.hpp"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -39,10 +41,31 @@ int count_entries(const std::string& dir) {
 
 }  // namespace
 
+std::optional<std::string> read_text_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      errno = e;
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    out.append(buf, size_t(n));
+  }
+  ::close(fd);
+  return out;
+}
+
 std::optional<std::string> stat_fields(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  if (!in) return std::nullopt;
-  const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto read = read_text_file("/proc/" + std::to_string(pid) + "/stat");
+  if (!read) return std::nullopt;
+  const std::string& all = *read;
   const auto close = all.rfind(')');  // fields start after the last ')'
   if (close == std::string::npos || close + 2 >= all.size()) return std::nullopt;
   return all.substr(close + 2);

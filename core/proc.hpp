@@ -22,6 +22,11 @@ struct proc_sample {
 // spaces and parentheses); nullopt when the process is gone.
 std::optional<std::string> stat_fields(pid_t pid);
 
+// A whole (small) file, by read(2); nullopt with errno set when it cannot be opened or read —
+// a /proc file of a process that exits while it is read, a cgroup file whose cgroup goes.
+// (An ifstream read through istreambuf_iterator throws from inside the iterator instead.)
+std::optional<std::string> read_text_file(const std::string& path);
+
 // nullopt when the process is gone.
 std::optional<proc_sample> read_proc(pid_t pid);
 

@@ -16,6 +16,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/journal.hpp"
+#include "core/proc.hpp"
 
 extern char** environ;
 
@@ -228,8 +229,7 @@ std::string signal_name(int sig) {
 }
 
 std::string file_tail(const std::string& path, size_t lines) {
-  std::ifstream in(path);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = read_text_file(path).value_or("");
   size_t at = text.size();
   for (size_t n = 0; n <= lines && at > 0; ++n) {
     at = text.rfind('\n', at - 1);

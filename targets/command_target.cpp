@@ -11,6 +11,7 @@
 #include "core/clock.hpp"
 #include "core/fd.hpp"
 #include "core/net.hpp"
+#include "core/proc.hpp"
 #include "core/process.hpp"
 
 namespace rig {
@@ -74,10 +75,7 @@ uint16_t pick_free_port() {
   return ntohs(a.sin_port);
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string slurp(const std::string& path) { return read_text_file(path).value_or(""); }
 
 }  // namespace
 

@@ -1,11 +1,14 @@
 #include <doctest/doctest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 
 #include "core/clock.hpp"
+#include "core/proc.hpp"
 #include "core/sampler.hpp"
 
 using namespace rig;
@@ -41,4 +44,21 @@ TEST_CASE("sampler: samples in time order, read from the last one before a time,
   CHECK(smp.samples().size() == kept.size());
   smp.forget_before(all.front().t_ns);  // nothing before the first kept one
   CHECK(smp.samples().size() == kept.size());
+}
+
+TEST_CASE("read_text_file: a whole /proc file, and for a file that is not there nullopt with errno, never a throw") {
+  const auto self = read_text_file("/proc/self/stat");
+  REQUIRE(self.has_value());
+  CHECK(self->find(')') != std::string::npos);
+  errno = 0;
+  CHECK_FALSE(read_text_file("/proc/self/no-such-file").has_value());
+  CHECK(errno == ENOENT);
+  // A process that has exited and been reaped: its /proc files are gone, and so are its stat fields.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK_FALSE(read_text_file("/proc/" + std::to_string(child) + "/stat").has_value());
+  CHECK_FALSE(stat_fields(child).has_value());
 }
