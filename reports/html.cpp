@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "core/proc.hpp"
 #include "core/units.hpp"
 
 namespace rig {
@@ -30,14 +31,6 @@ std::string esc(std::string_view s) {
       default: o += c;
     }
   return o;
-}
-
-std::string slurp_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // j[key] when it is there, else an empty value of the same shape: a reference that stays valid.
@@ -802,7 +795,7 @@ std::string render_sweep_html(const json& sw) {
 
 std::string write_html_report(const std::string& run_dir) {
   const json r = read_report(run_dir);
-  const std::string html = render_html(r, read_csv(run_dir + "/timeseries.csv"), slurp_file(run_dir + "/scenario.toml"));
+  const std::string html = render_html(r, read_csv(run_dir + "/timeseries.csv"), read_text_file(run_dir + "/scenario.toml").value_or(""));
   const std::string out_path = run_dir + "/report.html";
   std::ofstream out(out_path);
   if (!out) throw std::runtime_error("cannot write " + out_path);

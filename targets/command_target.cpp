@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
-#include <fstream>
 #include <regex>
 
 #include "core/clock.hpp"
@@ -75,8 +74,6 @@ uint16_t pick_free_port() {
   return ntohs(a.sin_port);
 }
 
-std::string slurp(const std::string& path) { return read_text_file(path).value_or(""); }
-
 }  // namespace
 
 command_target::command_target(const option_values& v) : opts_(v) {
@@ -111,7 +108,7 @@ void command_target::start(const target_env& env) {
   const int64_t timeout = opts_.duration_ns("ready_timeout");
   const int64_t deadline = mono_ns() + timeout;
   for (;;) {
-    if (by_log ? std::regex_search(slurp(log_path_), ready_re) : port_accepts(host_, port_)) return;
+    if (by_log ? std::regex_search(read_text_file(log_path_).value_or(""), ready_re) : port_accepts(host_, port_)) return;
     const std::string why = by_log ? fmt::format("its output never matched /{}/", opts_.str("ready_log"))
                                    : fmt::format("{}:{} never accepted a connection{}", host_, port_,
                                                  env.netns_fd >= 0 ? " (the program runs in a network namespace of "
