@@ -887,11 +887,9 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   // joined; a phase in which a workload recorded nothing gets its zeros.
   collect_finished_phases();
   read_back_spilled_phases();
-  for (size_t wi = 0; wi < workloads.size(); ++wi) {
-    for (const auto& [pi, s] : assemblers[wi].finish(workloads[wi]->results())) summarize_into(wi, pi, s);
-    for (auto& pr : rep.phases)
-      if (pr.workloads[wi].name.empty()) pr.workloads[wi] = summarize(sc.workloads[wi].name, {}, pr.end_s - pr.start_s);
-  }
+  for (size_t wi = 0; wi < workloads.size(); ++wi)
+    for (const auto& [pi, s] : assemblers[wi].finish(workloads[wi]->results(), int(rep.phases.size())))
+      summarize_into(wi, pi, s);
   for (size_t pi = spilled; pi < rep.phases.size(); ++pi) add_growth_figures(rep.phases[pi]);
   rep.magnification = compute_magnification(rep.phases);
   for (auto& e : errors_began(rep.phases, windows.rows())) rep.events.push_back(std::move(e));

@@ -168,7 +168,7 @@ class helper_workload final : public workload {
 
   finished_phases take_finished_phases() override {
     std::lock_guard lk(mu_);
-    return {std::exchange(pieces_, {}), complete_below_};
+    return {std::exchange(handed_.pieces, {}), handed_.complete_below};
   }
 
   void phase_over(int phase) override {
@@ -195,10 +195,10 @@ class helper_workload final : public workload {
         } else if (m.contains("phase")) {
           auto s = phase_stats::from_wire(m.at("stats"));
           std::lock_guard lk(mu_);
-          pieces_.emplace_back(m.at("phase").get<int>(), std::move(s));
+          handed_.pieces.emplace_back(m.at("phase").get<int>(), std::move(s));
         } else if (m.contains("complete_below")) {  // after the pieces it covers
           std::lock_guard lk(mu_);
-          complete_below_ = m.at("complete_below").get<int>();
+          handed_.complete_below = m.at("complete_below").get<int>();
         } else if (m.contains("results")) {
           const auto& rest = m.at("results");
           for (size_t i = 0; i < rest.size(); ++i) add(i, phase_stats::from_wire(rest[i]));
@@ -236,8 +236,7 @@ class helper_workload final : public workload {
   nlohmann::json describe_;
   mutable std::mutex mu_;
   std::vector<phase_stats> got_;                   // what it handed in as it stopped
-  std::vector<std::pair<int, phase_stats>> pieces_;  // what it handed in since the last take
-  int complete_below_ = 0;
+  finished_phases handed_;                         // the pieces it handed in since the last take
   bool finished_ = false;  // the helper handed in all it had
   bool closed_ = false;    // its channel closed
   int handed_through_ = -1;

@@ -213,20 +213,21 @@ finished_phases take_finished(const std::vector<thread_recorder*>& recorders) {
 
 std::vector<std::pair<int, phase_stats>> phase_assembler::add(finished_phases f) {
   for (auto& [p, s] : f.pieces) pending_[p].merge(s);
+  return hand_over_below(f.complete_below);
+}
+
+std::vector<std::pair<int, phase_stats>> phase_assembler::finish(std::vector<phase_stats> rest, int phases) {
+  for (size_t p = 0; p < rest.size(); ++p)
+    if (!rest[p].empty()) pending_[int(p)].merge(rest[p]);  // a phase a thread never recorded in is a gap there
+  return hand_over_below(std::max(phases, pending_.empty() ? 0 : pending_.rbegin()->first + 1));
+}
+
+std::vector<std::pair<int, phase_stats>> phase_assembler::hand_over_below(int end) {
   std::vector<std::pair<int, phase_stats>> done;
-  for (; next_ < f.complete_below; ++next_) {  // whole now; zeros where no thread recorded anything
+  for (; next_ < end; ++next_) {  // whole now; zeros where no thread recorded anything
     auto node = pending_.extract(next_);
     done.emplace_back(next_, node ? std::move(node.mapped()) : phase_stats{});
   }
-  return done;
-}
-
-std::vector<std::pair<int, phase_stats>> phase_assembler::finish(std::vector<phase_stats> rest) {
-  for (size_t p = 0; p < rest.size(); ++p)
-    if (!rest[p].empty()) pending_[int(p)].merge(rest[p]);  // a phase a thread never recorded in is a gap there
-  std::vector<std::pair<int, phase_stats>> done;
-  for (auto& [p, s] : pending_) done.emplace_back(p, std::move(s));
-  pending_.clear();
   return done;
 }
 

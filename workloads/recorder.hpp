@@ -198,10 +198,11 @@ class phase_assembler {
   // phase in which no thread recorded anything comes as zeros).
   std::vector<std::pair<int, phase_stats>> add(finished_phases f);
   // After the workload stopped: `rest` (its results(), what no thread handed in) merged with
-  // the pieces still held; every phase not handed over yet.
-  std::vector<std::pair<int, phase_stats>> finish(std::vector<phase_stats> rest);
+  // the pieces still held; every phase not handed over yet, through `phases` at least.
+  std::vector<std::pair<int, phase_stats>> finish(std::vector<phase_stats> rest, int phases = 0);
 
  private:
+  std::vector<std::pair<int, phase_stats>> hand_over_below(int end);
   std::map<int, phase_stats> pending_;
   int next_ = 0;  // the phases below it have been handed over
 };

@@ -80,14 +80,10 @@ inline const workload_kind* find_workload_kind(std::string_view name) { return f
 // After stop(): every phase's figures by index, what take_finished_phases() still holds
 // merged with results() (the rig itself takes each phase as it completes).
 inline std::vector<phase_stats> all_phases(workload& w) {
-  phase_assembler a;
-  auto got = a.add(w.take_finished_phases());
-  for (auto& x : a.finish(w.results())) got.push_back(std::move(x));
+  phase_assembler a;  // hands phases over in order from 0, each once
   std::vector<phase_stats> out;
-  for (auto& [p, s] : got) {
-    if (out.size() <= size_t(p)) out.resize(size_t(p) + 1);
-    out[size_t(p)].merge(s);
-  }
+  for (auto& [p, s] : a.add(w.take_finished_phases())) out.push_back(std::move(s));
+  for (auto& [p, s] : a.finish(w.results())) out.push_back(std::move(s));
   return out;
 }
 
