@@ -84,11 +84,6 @@ resource_sample sampler::sample_now() {
   return s;
 }
 
-std::vector<resource_sample> sampler::samples() const {
-  std::lock_guard lk(mu_);
-  return samples_;
-}
-
 namespace {
 // The last sample before t_ns (the first one if none is before it): where "from t_ns" starts.
 template <typename Samples>

@@ -44,8 +44,7 @@ class sampler {
   void start();
   void stop();
   resource_sample sample_now();
-  std::vector<resource_sample> samples() const;  // in time order
-  // In time order, from the last one before t_ns on.
+  // In time order, from the last one before t_ns on (all of them from before the first).
   std::vector<resource_sample> samples_from(int64_t t_ns) const;
   // Drops the samples before t_ns but the last one (what samples_from(t_ns) reads), so a long
   // run keeps only the samples it still needs.
