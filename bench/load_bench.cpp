@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <climits>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -243,7 +242,8 @@ int soak(int seconds, double phase_s) {
     for (size_t i = from; i < to && i < s.size(); ++i) m = std::max(m, s[i].rss_bytes);
     return m;
   };
-  const uint64_t rss_first = max_rss(5, 65), rss_last = max_rss(load_end - 60, load_end),
+  const size_t last_minute = load_end > 60 ? load_end - 60 : 0;
+  const uint64_t rss_first = max_rss(5, 65), rss_last = max_rss(last_minute, load_end),
                  rss_report = max_rss(load_end, s.size()), rss_all = max_rss(0, s.size());
   const bool flat = double(rss_last) <= double(rss_first) * 1.10 + 2e6;
   // fds: the count rig holds most of the time in the first minute (every injector has cycled
@@ -259,7 +259,7 @@ int soak(int seconds, double phase_s) {
     return std::tuple{usual, seen.empty() ? 0 : seen.begin()->first, seen.empty() ? 0 : seen.rbegin()->first};
   };
   const auto [fds_first, fds_first_min, fds_first_max] = fds_in(5, 65);
-  const auto [fds_last, fds_last_min, fds_last_max] = fds_in(load_end - 60, load_end);
+  const auto [fds_last, fds_last_min, fds_last_max] = fds_in(last_minute, load_end);
   fmt::print("soak: {} s at 20k req/s, {} phases of {:.1f} s, {} injectors cycling: {} requests, {} errors\n", seconds,
              ph.size(), phase_s, injectors.size(), format_count(double(ops)), format_count(double(errors)));
   fmt::print("  injections verified: {} of {}\n", verified, injected);
