@@ -1,6 +1,8 @@
 #include "core/cgroup.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -11,13 +13,17 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fmt/format.h>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/fd.hpp"
+#include "core/pidfd.hpp"
 #include "core/journal.hpp"
 #include "core/proc.hpp"
 
@@ -87,12 +93,28 @@ void make_dir(const std::string& path, std::vector<std::string>* created, bool m
 // remove it should this rig be killed; a failed mkdir is no change to undo.
 void journaled_mkdir(const std::string& path, std::vector<std::string>& created) {
   const bool real = is_cgroupfs(parent_of(path));
-  if (real) journal::self().record("cgroup " + path);
+  if (real) journal::self().record(journal_line("cgroup", {path}));
   try {
     make_dir(path, &created, true);
   } catch (...) {
-    if (real) journal::self().done("cgroup " + path);
+    if (real) journal::self().done(journal_line("cgroup", {path}));
     throw;
+  }
+}
+
+// Makes rig/ (set up by `prepare`) and the run's directory in it. Another run that ends
+// meanwhile may remove rig/ between the two (it goes once no run uses it): then again.
+void make_run_cgroup(const std::string& parent, const std::string& path, std::vector<std::string>& created,
+                     const std::function<void()>& prepare) {
+  for (int attempt = 0;; ++attempt) {
+    try {
+      make_dir(parent, nullptr, false);
+      prepare();
+      journaled_mkdir(path, created);
+      return;
+    } catch (const system_error& e) {
+      if (e.code() != ENOENT || attempt >= 10) throw;
+    }
   }
 }
 
@@ -112,20 +134,64 @@ bool remove_dir(const std::string& path, bool real, bool run_dir) {
 
 }  // namespace
 
-size_t evacuate_cgroup(const std::string& dir, const std::string& top) {
-  std::vector<long> pids;
-  {
-    std::ifstream in(dir + "/cgroup.procs");
-    for (long p; in >> p;) pids.push_back(p);
+namespace {
+
+std::vector<pid_t> pids_in(const std::string& dir) {
+  std::vector<pid_t> pids;
+  std::istringstream in(read_text_file(dir + "/cgroup.procs").value_or(""));
+  for (long p; in >> p;) pids.push_back(pid_t(p));
+  return pids;
+}
+
+}  // namespace
+
+bool kill_cgroup_processes(const std::string& dir, size_t* killed) {
+  std::set<pid_t> seen;
+  auto left = [&] {
+    const auto now = pids_in(dir);
+    seen.insert(now.begin(), now.end());
+    return now;
+  };
+  if (left().empty()) {
+    if (killed) *killed = 0;
+    return true;
   }
-  for (long p : pids) {
-    try {
-      write_control(top + "/cgroup.procs", std::to_string(p));
-    } catch (...) {
-      // It exited meanwhile.
+  // v2 (5.14 on): the kernel kills the whole cgroup at once, forks in flight included.
+  bool by_kernel = false;
+  try {
+    if (::access((dir + "/cgroup.kill").c_str(), F_OK) == 0) {
+      write_control(dir + "/cgroup.kill", "1");
+      by_kernel = true;
     }
+  } catch (const std::exception&) {
   }
-  return pids.size();
+  // Else one by one, frozen first where v1's freezer is here so nothing forks meanwhile; each
+  // pid is held by a pidfd and found in the cgroup again before the signal, so a number that
+  // passed to another process meanwhile is never signalled.
+  const bool freezer = !by_kernel && ::access((dir + "/freezer.state").c_str(), F_OK) == 0;
+  try {
+    if (freezer) write_control(dir + "/freezer.state", "FROZEN");
+  } catch (const std::exception&) {
+  }
+  const int64_t deadline = mono_ns() + 3 * ns_per_s;
+  bool empty = false;
+  while (!(empty = left().empty()) && mono_ns() < deadline) {
+    if (!by_kernel)
+      for (pid_t p : pids_in(dir)) {
+        const unique_fd fd(open_pidfd(p));
+        const auto now = pids_in(dir);
+        if (fd && std::find(now.begin(), now.end(), p) != now.end()) pidfd_signal(fd.get(), SIGKILL);
+      }
+    if (freezer) {
+      try {
+        write_control(dir + "/freezer.state", "THAWED");  // the killed die as they thaw
+      } catch (const std::exception&) {
+      }
+    }
+    ::usleep(5000);
+  }
+  if (killed) *killed = seen.size();
+  return empty;
 }
 
 bool remove_cgroup_dir(const std::string& dir) {
@@ -176,7 +242,7 @@ cgroup_layout cgroup_layout::detect(const std::string& mounts_file) {
       for (std::string c; std::getline(o, c, ',');) {
         const std::string name = c == "blkio" ? "io" : c;
         if (name == "memory" || name == "cpu" || name == "cpuacct" || name == "cpuset" || name == "io" ||
-            name == "pids")
+            name == "pids" || name == "freezer")
           l.by_controller_.try_emplace(name, hierarchy{cg_version::v1, mount});
       }
     }
@@ -186,18 +252,27 @@ cgroup_layout cgroup_layout::detect(const std::string& mounts_file) {
     std::ifstream c(m + "/cgroup.controllers");
     for (std::string name; c >> name;) l.by_controller_.try_emplace(name, hierarchy{cg_version::v2, m});
   }
+  // The process tree is followed in a v2 hierarchy (cgroup.kill), with or without
+  // controllers; else in v1's freezer (freeze, then kill), else in v1's pids.
+  if (!v2_mounts.empty()) l.by_controller_.try_emplace("tree", hierarchy{cg_version::v2, v2_mounts.front()});
+  for (const char* c : {"freezer", "pids"})
+    if (const auto* h = l.find(c)) l.by_controller_.try_emplace("tree", *h);
   return l;
 }
 
 cgroup_layout cgroup_layout::v2_at(const std::string& root, const std::vector<std::string>& controllers) {
   cgroup_layout l;
   for (const auto& c : controllers) l.by_controller_[c] = {cg_version::v2, root};
+  l.by_controller_["tree"] = {cg_version::v2, root};
   return l;
 }
 
 cgroup_layout cgroup_layout::v1_at(const std::map<std::string, std::string>& mounts) {
   cgroup_layout l;
   for (const auto& [c, m] : mounts) l.by_controller_[c] = {cg_version::v1, m};
+  for (const char* c : {"freezer", "pids"})
+    if (const auto* h = l.find(c)) l.by_controller_.try_emplace("tree", *h);
+  if (!mounts.empty()) l.by_controller_.try_emplace("tree", hierarchy{cg_version::v1, mounts.begin()->second});
   return l;
 }
 
@@ -209,7 +284,7 @@ const cgroup_layout::hierarchy* cgroup_layout::find(const std::string& controlle
 std::string cgroup_layout::describe() const {
   std::vector<std::string> v1, v2;
   for (const auto& [c, h] : by_controller_)
-    if (c != "cpuacct") (h.version == cg_version::v1 ? v1 : v2).push_back(c);
+    if (c != "cpuacct" && c != "tree") (h.version == cg_version::v1 ? v1 : v2).push_back(c);
   std::string s;
   if (!v1.empty()) s += fmt::format("v1 ({})", fmt::join(v1, ", "));
   if (!v2.empty()) s += fmt::format("{}v2 ({})", s.empty() ? "" : " + ", fmt::join(v2, ", "));
@@ -239,18 +314,24 @@ cgroup& cgroup::operator=(cgroup&& o) noexcept {
 cgroup cgroup::create(const cgroup_layout& layout, const std::string& name, const std::vector<std::string>& controllers) {
   cgroup g;
   std::vector<std::string> wanted = controllers;
+  wanted.push_back("tree");  // always: what the target starts stays in it, and goes with it
   if (std::count(wanted.begin(), wanted.end(), "cpu") && layout.find("cpuacct") &&
       layout.find("cpuacct")->mount != layout.find("cpu")->mount)
     wanted.push_back("cpuacct");  // v1: CPU usage is counted in a hierarchy of its own
   try {
     std::vector<std::string> v2_enable;
+    std::string v2_top;
     for (const auto& c : wanted) {
       const auto* h = layout.find(c);
+      if (!h && c == "tree")
+        throw std::runtime_error("no cgroup hierarchy is mounted on this host: rig needs one (cgroup v2, or v1's "
+                                 "freezer or pids) to follow the target's processes and end them with the run");
       if (!h)
         throw std::runtime_error(fmt::format("no cgroup '{}' controller on this host (cgroups: {})", c,
                                              layout.describe()));
       if (h->version == cg_version::v2) {
-        if (c != "cpuacct") v2_enable.push_back(c);
+        if (c != "cpuacct" && c != "tree") v2_enable.push_back(c);
+        v2_top = h->mount;
         continue;
       }
       const std::string parent = h->mount + "/rig", path = parent + "/" + name;
@@ -258,21 +339,21 @@ cgroup cgroup::create(const cgroup_layout& layout, const std::string& name, cons
       bool shared = false;  // cpu and cpuacct mounted together, say
       for (const auto& [other, d] : g.dirs_) shared = shared || d.path == path;
       if (!shared) {
-        make_dir(parent, nullptr, false);
         if (std::find(g.parents_.begin(), g.parents_.end(), parent) == g.parents_.end()) g.parents_.push_back(parent);
-        if (c == "cpuset") {
+        make_run_cgroup(parent, path, g.created_, [&] {
+          if (c != "cpuset") return;
           // v1 cpuset: a cgroup takes no task until it has CPUs and memory nodes.
           for (const char* f : {"cpuset.cpus", "cpuset.mems"})
             if (read_control(parent + "/" + f).empty()) write_control(parent + "/" + f, read_control(h->mount + "/" + f));
-        }
-        journaled_mkdir(path, g.created_);
+        });
         if (c == "cpuset")
           for (const char* f : {"cpuset.cpus", "cpuset.mems"}) write_control(path + "/" + f, read_control(parent + "/" + f));
       }
       g.dirs_[c] = {cg_version::v1, path, h->mount};
     }
-    if (!v2_enable.empty()) {
-      const std::string top = layout.find(v2_enable[0])->mount, parent = top + "/rig", path = parent + "/" + name;
+    if (!v2_top.empty()) {
+      const std::string top = v2_enable.empty() ? v2_top : layout.find(v2_enable[0])->mount;
+      const std::string parent = top + "/rig", path = parent + "/" + name;
       std::string subtree;
       for (const auto& c : v2_enable) subtree += (subtree.empty() ? "+" : " +") + c;
       // Controllers reach a child only when its parent hands them down. Those the top did
@@ -284,15 +365,16 @@ cgroup cgroup::create(const cgroup_layout& layout, const std::string& name, cons
       }
       for (const auto& c : v2_enable)
         if (!before.count(c)) {
-          if (is_cgroupfs(top)) journal::self().record("subtree " + top + " " + c);
+          if (is_cgroupfs(top)) journal::self().record(journal_line("subtree", {top, c}));
           g.enabled_at_top_.push_back({top, c});
           write_control(top + "/cgroup.subtree_control", "+" + c);
         }
-      make_dir(parent, nullptr, false);
       g.parents_.push_back(parent);
-      write_control(parent + "/cgroup.subtree_control", subtree);
-      journaled_mkdir(path, g.created_);
+      make_run_cgroup(parent, path, g.created_, [&] {
+        if (!subtree.empty()) write_control(parent + "/cgroup.subtree_control", subtree);
+      });
       for (const auto& c : v2_enable) g.dirs_[c] = {cg_version::v2, path, top};
+      if (layout.find("tree")->version == cg_version::v2) g.dirs_["tree"] = {cg_version::v2, path, top};
     }
   } catch (...) {
     g.destroy();
@@ -543,24 +625,38 @@ io_figures cgroup::io(dev_t device) const {
   return it == all.end() ? io_figures{} : it->second;
 }
 
+size_t cgroup::kill_all() noexcept {
+  size_t n = 0;
+  try {
+    for (const auto& dir : created_) {
+      size_t k = 0;
+      kill_cgroup_processes(dir, &k);
+      n += k;
+    }
+  } catch (const std::exception&) {
+  }
+  return n;
+}
+
 std::string cgroup::destroy() noexcept {
   std::string failed;
   try {
-    // Processes still inside go to the top of their hierarchy; then the directories go,
-    // deepest first. The kernel may need a moment after the last process left.
-    for (const auto& [c, d] : dirs_) evacuate_cgroup(d.path, d.top);
+    // Processes still inside were started by the run (what the target left, a daemon it
+    // started): killed; then the directories go, deepest first. The kernel may need a moment
+    // after the last process left.
+    const bool real = !created_.empty() && is_cgroupfs(created_.front());
+    if (real) kill_all();
     // The run's directories, then rig/ parents that no other run uses any more (whichever
     // run ends last removes them).
-    const bool real = !created_.empty() && is_cgroupfs(created_.front());
     bool rig_dir_gone = true;
     for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
       if (!remove_dir(*it, real, true)) failed += (failed.empty() ? "" : ", ") + *it + " (" + strerror(errno) + ")";
-      else if (real) journal::self().done("cgroup " + *it);
+      else if (real) journal::self().done(journal_line("cgroup", {*it}));
     }
     for (const auto& p : parents_) rig_dir_gone = remove_dir(p, real, false) && rig_dir_gone;
     // With rig/ still used by another run, the controllers it needs stay handed down.
     if (!rig_dir_gone && real)
-      for (const auto& [top, c] : enabled_at_top_) journal::self().done("subtree " + top + " " + c);
+      for (const auto& [top, c] : enabled_at_top_) journal::self().done(journal_line("subtree", {top, c}));
     if (rig_dir_gone)
       for (const auto& [top, c] : enabled_at_top_) {
         try {
@@ -568,7 +664,7 @@ std::string cgroup::destroy() noexcept {
         } catch (...) {
           // Another cgroup of the host has come to use it meanwhile: it stays on.
         }
-        if (real) journal::self().done("subtree " + top + " " + c);
+        if (real) journal::self().done(journal_line("subtree", {top, c}));
       }
   } catch (const std::exception& e) {
     failed += e.what();

@@ -58,9 +58,9 @@ struct io_limits {
   bool any() const { return read_bps || write_bps || read_iops || write_iops; }
 };
 
-// One cgroup (a directory in each hierarchy it needs). Destruction moves every process
-// still in it to the top of its hierarchy and removes the directories, and rig's parent
-// directory when no other run uses it.
+// One cgroup (a directory in each hierarchy it needs, and always one that follows the process
+// tree: "tree", in v2, else v1's freezer or pids). Destruction kills every process still in it
+// and removes the directories, and rig's parent directory when no other run uses it.
 class cgroup {
  public:
   cgroup() = default;
@@ -104,7 +104,10 @@ class cgroup {
   std::map<std::string, io_limits> io_limits_all() const;  // by "major:minor", devices with a cap
   std::map<std::string, io_figures> io_all() const;        // by "major:minor", devices it used
 
-  // Moves the processes out and removes the directories. Idempotent; never throws.
+  // Kills every process in the run's directories (what the target started, however it left
+  // its process group); how many there were.
+  size_t kill_all() noexcept;
+  // Kills what is left in it and removes the directories. Idempotent; never throws.
   // Returns what could not be removed, empty when all went.
   std::string destroy() noexcept;
 
@@ -120,8 +123,10 @@ class cgroup {
   std::vector<std::pair<std::string, std::string>> enabled_at_top_;  // v2: {top, controller} rig turned on
 };
 
-// Moves every process in the cgroup directory `dir` to the cgroup at `top`; returns how many.
-size_t evacuate_cgroup(const std::string& dir, const std::string& top);
+// Kills every process in the cgroup directory `dir` (cgroup.kill on v2; else, frozen first where
+// v1's freezer is, each by a pidfd while it is still in the cgroup) and waits up to 3 s for
+// it to be empty; true once it is. killed: how many there were.
+bool kill_cgroup_processes(const std::string& dir, size_t* killed = nullptr);
 // Removes an emptied cgroup directory, retrying while the kernel lets go of its last
 // process; false (errno set) when it stays.
 bool remove_cgroup_dir(const std::string& dir);

@@ -20,7 +20,7 @@ std::string cpufreq_pin::read_governor(int cpu) const {
 }
 
 std::string cpufreq_pin::restore_line(int cpu, const char* name, const std::string& text) const {
-  return "restore " + file(cpu, name) + " " + text;
+  return journal_line("restore", {file(cpu, name), text});
 }
 
 bool cpufreq_pin::available(const std::vector<int>& cpus) const {

@@ -45,38 +45,30 @@ std::map<std::string, failpoint_state> parse_failpoint_stats(const std::string& 
   return out;
 }
 
-namespace {
-
-// rig's state directory (/run/rig, or $RIG_STATE_DIR) when rig may make it, else the temp
-// dir; either way a short path (sun_path). made: whether this made the directory.
-std::string socket_dir(bool& made) {
-  const std::string d = state_dir();
-  made = ::mkdir(d.c_str(), 0700) == 0;
-  if ((made || errno == EEXIST) && ::access(d.c_str(), W_OK) == 0) return d;
-  return std::filesystem::temp_directory_path().string();
-}
-
-}  // namespace
-
 failpoint_channel::failpoint_channel() {
   static std::atomic<int> seq{0};
-  dir_ = socket_dir(made_dir_);
-  path_ = dir_ + "/fp-" + std::to_string(::getpid()) + "-" + std::to_string(++seq) + ".sock";
+  // In rig's state directory, which only rig's user can enter: no one else can connect.
+  const unique_fd dir = open_state_dir(true);
+  dir_ = state_dir();
+  const std::string name = "fp-" + std::to_string(::getpid()) + "-" + std::to_string(++seq) + ".sock";
+  path_ = dir_ + "/" + name;
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
-  if (path_.size() >= sizeof a.sun_path) throw std::runtime_error("failpoint socket path too long: " + path_);
+  if (path_.size() >= sizeof a.sun_path)
+    throw std::runtime_error("failpoint socket path too long: " + path_ + " (set RIG_STATE_DIR to a shorter directory)");
   std::memcpy(a.sun_path, path_.c_str(), path_.size() + 1);
   listener_.reset(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
   throw_system_error_on(!listener_, "socket for the failpoint channel");
-  ::unlink(path_.c_str());
-  journal::self().record("file " + path_);
+  const std::string line = journal_line("file", {path_});
+  journal::self().record(line);
   try {
     throw_system_error_on(::bind(listener_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0,
                           "bind the failpoint channel at " + path_);
+    ::fchmodat(dir.get(), name.c_str(), 0600, 0);
     throw_system_error_on(::listen(listener_.get(), 64) != 0, "listen on the failpoint channel at " + path_);
   } catch (...) {
-    ::unlink(path_.c_str());
-    journal::self().done("file " + path_);
+    ::unlinkat(dir.get(), name.c_str(), 0);
+    journal::self().done(line);
     throw;
   }
 }
@@ -84,9 +76,12 @@ failpoint_channel::failpoint_channel() {
 failpoint_channel::~failpoint_channel() {
   conns_.clear();
   listener_.reset();
-  ::unlink(path_.c_str());
-  journal::self().done("file " + path_);
-  if (made_dir_) ::rmdir(dir_.c_str());  // left when another rig still uses it
+  try {
+    if (const unique_fd dir = open_state_dir(false)) ::unlinkat(dir.get(), path_.substr(dir_.size() + 1).c_str(), 0);
+  } catch (const std::exception&) {
+    // No longer a directory rig may trust: nothing in it is touched.
+  }
+  journal::self().done(journal_line("file", {path_}));
 }
 
 std::string failpoint_channel::environment() const { return "RIG_FAILPOINT_SOCKET=" + path_; }
@@ -95,6 +90,12 @@ void failpoint_channel::accept_waiting() {
   for (;;) {
     unique_fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!fd) return;  // EAGAIN: nothing more waiting
+    // Only processes of rig's own user, and a bounded number of them.
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(fd.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::geteuid() ||
+        conns_.size() >= max_processes)
+      continue;
     conn c;
     c.in = line_reader(std::move(fd));
     std::string hello;

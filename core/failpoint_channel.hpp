@@ -28,7 +28,10 @@ std::map<std::string, failpoint_state> parse_failpoint_stats(const std::string& 
 // A process that never connects leaves the channel empty; one that dies is dropped.
 class failpoint_channel {
  public:
-  failpoint_channel();  // listens on a fresh socket in rig's state dir, /run/rig (else the temp dir)
+  // Listens on a fresh socket (0600) in rig's state dir; only processes of rig's own user are
+  // taken, up to max_processes.
+  failpoint_channel();
+  static constexpr size_t max_processes = 256;
   ~failpoint_channel();
   failpoint_channel(const failpoint_channel&) = delete;
   failpoint_channel& operator=(const failpoint_channel&) = delete;
@@ -58,7 +61,6 @@ class failpoint_channel {
     line_reader in;
   };
   std::string dir_, path_;
-  bool made_dir_ = false;
   unique_fd listener_;
   std::vector<conn> conns_;
 };

@@ -4,22 +4,29 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <map>
+#include <regex>
 #include <sstream>
 
 #include "core/cgroup.hpp"
 #include "core/error.hpp"
 #include "core/proc.hpp"
+#include "core/process.hpp"
 
 namespace rig {
+
+// ---------------------------------------------------------------------------------------
+// the state directory
 
 std::string state_dir() {
   if (const char* d = ::getenv("RIG_STATE_DIR"); d && *d) return d;
@@ -29,12 +36,126 @@ std::string state_dir() {
   return fmt::format("/tmp/rig-{}", ::geteuid());
 }
 
+namespace {
+
+[[noreturn]] void refuse_state_dir(const std::string& dir, const std::string& what) {
+  throw std::runtime_error(fmt::format("rig's state directory {} {}; rig keeps its journal and sockets there, so it "
+                                       "must be a directory of the user running rig (uid {}) that no one else can "
+                                       "write. Remove or fix it, or point RIG_STATE_DIR at another",
+                                       dir, what, ::geteuid()));
+}
+
+}  // namespace
+
+unique_fd open_state_dir(bool create) {
+  const std::string dir = state_dir();
+  if (create && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw_system_error("make rig's state directory " + dir);
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    if (errno == ENOENT && !create) return unique_fd();
+    throw_system_error("lstat rig's state directory " + dir);
+  }
+  if (S_ISLNK(st.st_mode)) refuse_state_dir(dir, "is a symbolic link");
+  unique_fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd) throw_system_error("open rig's state directory " + dir);
+  // The checks are on what was opened, so a swap after the lstat above changes nothing.
+  throw_system_error_on(::fstat(fd.get(), &st) != 0, "fstat " + dir);
+  if (!S_ISDIR(st.st_mode)) refuse_state_dir(dir, "is not a directory");
+  if (st.st_uid != ::geteuid()) refuse_state_dir(dir, fmt::format("is owned by uid {}", st.st_uid));
+  if (st.st_mode & (S_IWGRP | S_IWOTH))
+    refuse_state_dir(dir, fmt::format("is writable by {} (mode {:o})",
+                                      st.st_mode & S_IWOTH ? "every user" : "its group", st.st_mode & 07777));
+  return fd;
+}
+
+// ---------------------------------------------------------------------------------------
+// records
+
+std::string encode_field(std::string_view raw) {
+  std::string out;
+  for (const unsigned char c : raw) {
+    if (c <= ' ' || c == '%' || c >= 0x7f)
+      out += fmt::format("%{:02X}", c);
+    else
+      out += char(c);
+  }
+  return out;
+}
+
+std::optional<std::string> decode_field(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    if (i + 2 >= text.size()) return std::nullopt;
+    unsigned v = 0;
+    for (size_t k = 1; k <= 2; ++k) {
+      const char h = text[i + k];
+      if (!std::isxdigit(static_cast<unsigned char>(h))) return std::nullopt;
+      v = v * 16 + unsigned(std::isdigit(static_cast<unsigned char>(h)) ? h - '0' : std::toupper(h) - 'A' + 10);
+    }
+    out += char(v);
+    i += 2;
+  }
+  return out;
+}
+
+std::string journal_line(std::string_view kind, std::initializer_list<std::string_view> fields) {
+  std::string line(kind);
+  for (const auto f : fields) line += " " + encode_field(f);
+  return line;
+}
+
+unsigned long long process_start_time(pid_t pid) {
+  if (pid <= 0) return 0;
+  const auto fields = stat_fields(pid);
+  if (!fields) return 0;
+  std::istringstream f(*fields);
+  std::string state, skip;
+  f >> state;
+  if (state == "Z" || state == "X") return 0;  // exited, not yet reaped: gone for our purposes
+  for (int field = 4; field < 22; ++field) f >> skip;
+  unsigned long long start = 0;
+  f >> start;
+  return start;
+}
+
+std::string process_entry(pid_t pid) {
+  const auto start = process_start_time(pid);
+  return start ? journal_line("process", {std::to_string(pid), std::to_string(start)}) : std::string();
+}
+
+namespace {
+
+struct identity {
+  pid_t pid;
+  unsigned long long start;
+};
+
+identity self_identity() { return {::getpid(), process_start_time(::getpid())}; }
+
+std::string journal_name(const identity& id) { return fmt::format("journal-{}-{}.log", id.pid, id.start); }
+std::string header_line(const identity& id) { return fmt::format("rig-journal 2 {} {}", id.pid, id.start); }
+
+}  // namespace
+
+std::string run_cgroup_name(int n) {
+  const auto id = self_identity();
+  return fmt::format("run-{}-{}-{}", id.pid, id.start, n);
+}
+
+// ---------------------------------------------------------------------------------------
+// the journal of this process
+
 journal& journal::self() {
   static journal j;
   return j;
 }
 
-std::string journal::path() const { return fmt::format("{}/journal-{}.log", state_dir(), ::getpid()); }
+std::string journal::path() const { return state_dir() + "/" + journal_name(self_identity()); }
 
 void journal::record(const std::string& line) {
   if (pid_ != ::getpid()) {  // first use, or a forked child: the parent's changes are not its own
@@ -44,13 +165,20 @@ void journal::record(const std::string& line) {
     pid_ = ::getpid();
   }
   if (fd_ < 0) {
-    path_ = path();
-    std::filesystem::create_directories(state_dir());
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    throw_system_error_on(fd_ < 0, "open journal " + path_);
+    const auto id = self_identity();
+    // Another rig's clean exit may remove the (empty) directory between the two calls: once more.
+    for (int attempt = 0; fd_ < 0 && attempt < 2; ++attempt) {
+      const unique_fd dir = open_state_dir(true);
+      fd_ = ::openat(dir.get(), journal_name(id).c_str(), O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+                     0600);
+      if (fd_ < 0 && errno != ENOENT) break;
+    }
+    throw_system_error_on(fd_ < 0, "create journal " + path());
+    const std::string head = header_line(id) + "\n";
+    throw_system_error_on(::write(fd_, head.data(), head.size()) != ssize_t(head.size()), "write journal " + path());
   }
   const std::string text = line + "\n";
-  throw_system_error_on(::write(fd_, text.data(), text.size()) != ssize_t(text.size()), "write journal " + path_);
+  throw_system_error_on(::write(fd_, text.data(), text.size()) != ssize_t(text.size()), "write journal " + path());
   ::fdatasync(fd_);
   ++open_;
 }
@@ -67,61 +195,140 @@ void journal::close_clean() {
   ::close(fd_);
   fd_ = -1;
   open_ = 0;
-  ::unlink(path_.c_str());
-  ::rmdir(state_dir().c_str());  // the directory too, once no rig keeps a journal there
+  try {
+    const unique_fd dir = open_state_dir(false);
+    if (dir) ::unlinkat(dir.get(), journal_name(self_identity()).c_str(), 0);
+  } catch (const std::exception&) {
+    // The directory is no longer one rig may trust: nothing in it is touched.
+  }
+  ::rmdir(state_dir().c_str());  // the directory too, once no rig keeps anything there
 }
+
+// ---------------------------------------------------------------------------------------
+// stale journals
 
 std::vector<stale_journal> stale_journals() {
   std::vector<stale_journal> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(state_dir(), ec)) {
-    const std::string name = e.path().filename();
+  const unique_fd dir = open_state_dir(false);
+  if (!dir) return out;
+  DIR* d = ::fdopendir(::fcntl(dir.get(), F_DUPFD_CLOEXEC, 0));
+  if (!d) return out;
+  std::vector<std::string> names;
+  while (const dirent* e = ::readdir(d)) names.push_back(e->d_name);
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
     int pid = 0;
-    if (std::sscanf(name.c_str(), "journal-%d.log", &pid) != 1 || pid <= 0) continue;
-    if (::kill(pid, 0) == 0 || errno == EPERM) continue;  // that rig still runs
+    unsigned long long start = 0;
+    char tail = 0;
+    if (name.rfind("journal-", 0) != 0) continue;
     stale_journal j;
-    j.path = e.path();
+    j.path = state_dir() + "/" + name;
+    const bool named = std::sscanf(name.c_str(), "journal-%d-%llu.lo%c", &pid, &start, &tail) == 3 && tail == 'g' &&
+                       pid > 0 && start > 0 && name == journal_name({pid, start});
+    if (!named) {
+      j.problem = "not named journal-PID-START.log (a journal of an older rig, or not rig's): left alone";
+      out.push_back(j);
+      continue;
+    }
+    if (process_start_time(pid) == start) continue;  // that rig still runs
     j.pid = pid;
-    std::ifstream in(j.path);
-    std::vector<std::string> lines;
-    for (std::string l; std::getline(in, l);) {
+    j.start = start;
+    // Opened without following a link, and only a plain file of the user that runs rig.
+    unique_fd f(::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat st {};
+    if (!f || ::fstat(f.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() ||
+        (st.st_mode & (S_IWGRP | S_IWOTH))) {
+      j.problem = !f ? fmt::format("cannot be opened as a plain file ({})", strerror(errno))
+                     : "is not a plain file of uid " + std::to_string(::geteuid()) + " that only it can write";
+      out.push_back(j);
+      continue;
+    }
+    std::string text;
+    char buf[65536];
+    for (ssize_t n; (n = ::read(f.get(), buf, sizeof buf)) > 0 && text.size() < (64u << 20);) text.append(buf, size_t(n));
+    std::istringstream in(text);
+    std::string l;
+    if (!std::getline(in, l) || l != header_line({pid, start})) {
+      j.problem = "its first line is not \"" + header_line({pid, start}) + "\"";
+      out.push_back(j);
+      continue;
+    }
+    int line_no = 1;
+    while (std::getline(in, l)) {
+      ++line_no;
       if (l.rfind("done ", 0) == 0) {
-        auto it = std::find(lines.begin(), lines.end(), l.substr(5));
-        if (it != lines.end()) lines.erase(it);
+        auto it = std::find_if(j.pending.begin(), j.pending.end(), [&](const auto& r) { return r.text == l.substr(5); });
+        if (it != j.pending.end()) j.pending.erase(it);
       } else if (!l.empty()) {
-        lines.push_back(l);
+        j.pending.push_back({line_no, l});
       }
     }
-    if (lines.empty()) {  // everything was undone; only the file was left
-      ::unlink(j.path.c_str());
+    if (j.pending.empty()) {  // everything was undone; only the file was left
+      ::unlinkat(dir.get(), name.c_str(), 0);
       ::rmdir(state_dir().c_str());
       continue;
     }
-    j.pending = lines;
     out.push_back(j);
   }
   return out;
 }
 
-unsigned long long process_start_time(pid_t pid) {
-  const auto fields = stat_fields(pid);
-  if (!fields) return 0;
-  std::istringstream f(*fields);
-  std::string state, skip;
-  f >> state;
-  if (state == "Z" || state == "X") return 0;  // exited, not yet reaped: gone for our purposes
-  for (int field = 4; field < 22; ++field) f >> skip;
-  unsigned long long start = 0;
-  f >> start;
-  return start;
-}
-
-std::string process_entry(pid_t pid) {
-  const auto start = process_start_time(pid);
-  return start ? fmt::format("process {} {}", pid, start) : std::string();
-}
+// ---------------------------------------------------------------------------------------
+// replay: each record checked against what rig could have made, then undone
 
 namespace {
+
+std::string plural(size_t n, const char* one, const char* many) { return fmt::format("{} {}", n, n == 1 ? one : many); }
+
+// A record a replay will not act on: its line, the record, and why.
+struct refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.size() < 20 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// An absolute path with no empty, "." or ".." component, and no symbolic link on the way.
+void check_plain_path(const std::string& p) {
+  if (p.empty() || p[0] != '/' || p.back() == '/') throw refused("not an absolute path");
+  std::istringstream parts(p.substr(1));
+  for (std::string c; std::getline(parts, c, '/');)
+    if (c.empty() || c == "." || c == "..") throw refused("a path with an empty, '.' or '..' component");
+  std::error_code ec;
+  const auto canon = std::filesystem::weakly_canonical(p, ec);
+  if (ec || canon.string() != p) throw refused("a path that goes through a symbolic link");
+}
+
+// Mount points of cgroup file systems, from the mount table: {mount, is v2}.
+std::map<std::string, bool> cgroup_mounts() {
+  std::map<std::string, bool> out;
+  std::istringstream in(read_text_file("/proc/self/mounts").value_or(""));
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string dev, mount, type;
+    if (f >> dev >> mount >> type && (type == "cgroup" || type == "cgroup2")) out[mount] = type == "cgroup2";
+  }
+  return out;
+}
+
+bool on_cgroupfs(const std::string& path) {
+  struct statfs fs {};
+  return ::statfs(path.c_str(), &fs) == 0 && (fs.f_type == CGROUP_SUPER_MAGIC || fs.f_type == CGROUP2_SUPER_MAGIC);
+}
+
+// A cgroup record: <a cgroup mount>/rig/run-<pid>-<start>-<n>, of the journal's own rig.
+void check_cgroup_record(const std::string& dir, const stale_journal& j) {
+  check_plain_path(dir);
+  const std::string run = dir.substr(dir.rfind('/') + 1), parent = dir.substr(0, dir.rfind('/'));
+  const std::string mount = parent.substr(0, parent.rfind('/'));
+  if (parent.substr(parent.rfind('/') + 1) != "rig" || !cgroup_mounts().count(mount))
+    throw refused("not a directory in rig/ at the top of a mounted cgroup hierarchy");
+  if (!std::regex_match(run, std::regex(fmt::format("run-{}-{}-[0-9]+", j.pid, j.start))))
+    throw refused(fmt::format("not a run cgroup of this journal's rig (run-{}-{}-N)", j.pid, j.start));
+  if (std::filesystem::exists(dir) && !on_cgroupfs(dir)) throw refused("not on a cgroup file system");
+}
 
 // Waits up to timeout_ms until done() holds; true if it did.
 template <class F>
@@ -133,23 +340,70 @@ bool wait_until(F done, int timeout_ms = 3000) {
   }
 }
 
-// SIGKILL (which also ends a stopped process) to each pid, then waits for them to go.
-bool kill_all(const std::vector<pid_t>& pids) {
-  for (pid_t p : pids) ::kill(p, SIGKILL);
-  return wait_until([&] {
-    return std::all_of(pids.begin(), pids.end(), [](pid_t p) { return process_start_time(p) == 0; });
-  });
+bool undo_cgroup(const std::string& dir, const stale_journal& j, std::vector<std::string>& report) {
+  check_cgroup_record(dir, j);
+  if (!std::filesystem::exists(dir)) {
+    report.push_back("cgroup " + dir + ": already gone");
+    return true;
+  }
+  // What is still inside was started by the killed rig (a target, what it started, a helper).
+  size_t killed = 0;
+  const bool empty = kill_cgroup_processes(dir, &killed);
+  if (!empty || !remove_cgroup_dir(dir)) {
+    report.push_back(fmt::format("cgroup {}: NOT removed ({})", dir,
+                                 empty ? strerror(errno) : "processes in it survived SIGKILL"));
+    return false;
+  }
+  ::rmdir(dir.substr(0, dir.rfind('/')).c_str());  // rig/ too, once no run uses it
+  report.push_back(fmt::format("cgroup {}: removed{}", dir,
+                               killed ? fmt::format(" ({} rig started {} still in it: killed first)",
+                                                    plural(killed, "process", "processes"), killed == 1 ? "was" : "were")
+                                      : ""));
+  return true;
 }
 
-std::vector<pid_t> pids_in(const std::string& procs_file) {
-  std::vector<pid_t> pids;
-  std::ifstream in(procs_file);
-  for (pid_t p; in >> p;) pids.push_back(p);
-  return pids;
+bool undo_subtree(const std::string& top, const std::string& controller, std::vector<std::string>& report) {
+  check_plain_path(top);
+  const auto mounts = cgroup_mounts();
+  if (auto it = mounts.find(top); it == mounts.end() || !it->second) throw refused("not a cgroup2 mount point");
+  static const std::regex name("[a-z_]{1,32}");
+  if (!std::regex_match(controller, name)) throw refused("not a controller name");
+  try {
+    if (!std::filesystem::exists(top + "/rig")) write_control(top + "/cgroup.subtree_control", "-" + controller);
+    report.push_back(fmt::format("{}/cgroup.subtree_control: {} taken back", top, controller));
+  } catch (const std::exception& e) {
+    report.push_back(fmt::format("{}/cgroup.subtree_control: {} left on ({})", top, controller, e.what()));
+  }
+  return true;
 }
 
-// Processes in the network namespace `ino`, and whether anything (a process in it, or an
-// fd to it) still holds it.
+bool undo_process(const std::string& pid_text, const std::string& start_text, std::vector<std::string>& report) {
+  if (!all_digits(pid_text) || !all_digits(start_text)) throw refused("pid and start time must be numbers");
+  const pid_t pid = pid_t(std::stol(pid_text));
+  const unsigned long long start = std::stoull(start_text);
+  if (pid <= 1 || start == 0) throw refused("pid 0 and 1 are never rig's");
+  if (pid == ::getpid()) throw refused("names this very process");
+  switch (kill_process_if_same(pid, start)) {
+    case kill_outcome::gone:
+      report.push_back(fmt::format("process {}: already gone", pid));
+      return true;
+    case kill_outcome::not_same:
+      report.push_back(fmt::format("process {}: already gone (pid {} is another process now, started at {} not {}: "
+                                   "left alone)",
+                                   pid, pid, process_start_time(pid), start));
+      return true;
+    case kill_outcome::killed:
+      report.push_back(fmt::format("process {}: killed", pid));
+      return true;
+    case kill_outcome::survived:
+      report.push_back(fmt::format("process {}: NOT gone after SIGKILL", pid));
+      return false;
+  }
+  return false;
+}
+
+// Processes in a network namespace with inode `ino`, and whether anything (a process in it, or
+// an fd to it) holds one.
 std::vector<pid_t> processes_in_netns(unsigned long ino, bool* held) {
   std::vector<pid_t> in;
   const std::string link = fmt::format("net:[{}]", ino);
@@ -170,107 +424,108 @@ std::vector<pid_t> processes_in_netns(unsigned long ino, bool* held) {
   return in;
 }
 
-std::string plural(size_t n, const char* one, const char* many) { return fmt::format("{} {}", n, n == 1 ? one : many); }
+bool undo_netns(const std::string& ino_text, std::vector<std::string>& report) {
+  if (!all_digits(ino_text)) throw refused("the inode must be a number");
+  const unsigned long ino = std::stoul(ino_text);
+  bool held = false;
+  // The run's namespaces are freed with the last process of the run, which the records before
+  // this one killed. One held now under the same number may be another's: never touched.
+  const auto in = processes_in_netns(ino, &held);
+  report.push_back(held ? fmt::format("network namespace net:[{}]: a namespace with this number is in use ({}); the "
+                                      "kernel reuses the numbers of freed namespaces, so rig cannot prove it is the "
+                                      "run's: left alone",
+                                      ino, in.empty() ? "held by a descriptor" : plural(in.size(), "process", "processes") + " in it")
+                    : fmt::format("network namespace net:[{}] (and the veth end in it): freed", ino));
+  return true;
+}
 
-// Undoes one journal line; false when the change could not be undone.
-bool undo(const std::string& line, std::vector<std::string>& report) {
-  std::istringstream in(line);
-  std::string kind, a, b;
-  in >> kind >> a;
-  if (kind == "cgroup") {
-    if (!std::filesystem::exists(a)) {
-      report.push_back("cgroup " + a + ": already gone");
-      return true;
-    }
-    // What is still inside was started by the killed rig (a target, a helper, their children).
-    const auto left = pids_in(a + "/cgroup.procs");
-    kill_all(left);
-    wait_until([&] { return pids_in(a + "/cgroup.procs").empty(); });
-    if (!remove_cgroup_dir(a)) {
-      report.push_back(fmt::format("cgroup {}: NOT removed ({})", a, strerror(errno)));
-      return false;
-    }
-    ::rmdir((a.substr(0, a.rfind("/rig/")) + "/rig").c_str());  // the parent too, once no run uses it
-    report.push_back(fmt::format("cgroup {}: removed{}", a,
-                                 left.empty() ? "" : " (" + plural(left.size(), "process", "processes") +
-                                                         " rig started were still in it: killed first)"));
+// A socket rig made in the state directory: fp-<pid>-<n>.sock, directly in it.
+bool undo_file(const std::string& path, std::vector<std::string>& report) {
+  const std::string dir = state_dir(), name = path.substr(path.rfind('/') + 1);
+  if (path.substr(0, path.rfind('/')) != dir || !std::regex_match(name, std::regex("fp-[0-9]+-[0-9]+\\.sock")))
+    throw refused("not a socket of rig's in its state directory " + dir);
+  const unique_fd d = open_state_dir(false);
+  struct stat st {};
+  if (!d || ::fstatat(d.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    report.push_back("file " + path + ": removed (already gone)");
     return true;
   }
-  if (kind == "subtree") {
-    in >> b;
-    try {
-      if (!std::filesystem::exists(a + "/rig")) write_control(a + "/cgroup.subtree_control", "-" + b);
-      report.push_back(fmt::format("{}/cgroup.subtree_control: {} taken back", a, b));
-    } catch (const std::exception& e) {
-      report.push_back(fmt::format("{}/cgroup.subtree_control: {} left on ({})", a, b, e.what()));
-    }
+  if (!S_ISSOCK(st.st_mode)) throw refused("not a socket");
+  if (::unlinkat(d.get(), name.c_str(), 0) == 0 || errno == ENOENT) {
+    report.push_back("file " + path + ": removed");
     return true;
   }
-  if (kind == "process") {
-    const pid_t pid = std::atoi(a.c_str());
-    unsigned long long start = 0;
-    in >> start;
-    const bool same = pid > 0 && process_start_time(pid) == start;
-    // Its process group: the children it started, even after it died itself. A pid still
-    // used as a group id is never handed to a new process, so the group is the rig's.
-    const bool group = pid > 0 && ::kill(-pid, 0) == 0;
-    if (!same && !group) {
-      report.push_back(fmt::format("process {}: already gone", pid));
-      return true;
-    }
-    if (group) ::kill(-pid, SIGKILL);
-    const bool gone = kill_all(same ? std::vector<pid_t>{pid} : std::vector<pid_t>{}) &&
-                      wait_until([&] { return ::kill(-pid, 0) != 0; });
-    report.push_back(fmt::format("process {}{}: {}", pid, same ? "" : " (its group; it had exited)",
-                                 gone ? "killed" : "NOT gone after SIGKILL"));
-    return gone;
-  }
-  if (kind == "netns") {
-    const unsigned long ino = std::stoul(a);
-    bool held = false;
-    const auto left = processes_in_netns(ino, &held);
-    kill_all(left);  // only processes rig started can be in the run's namespace
-    const bool freed = wait_until([&] {
-      processes_in_netns(ino, &held);
-      return !held;
-    });
-    report.push_back(fmt::format("network namespace net:[{}] (and the veth end in it): {}{}", ino,
-                                 freed ? "freed" : "NOT freed (something still holds it)",
-                                 left.empty() ? "" : " after killing " + plural(left.size(), "process", "processes") +
-                                                         " in it"));
-    return freed;
-  }
-  if (kind == "file") {
-    if (::unlink(a.c_str()) == 0 || errno == ENOENT) {
-      report.push_back("file " + a + ": removed");
-      return true;
-    }
-    report.push_back(fmt::format("file {}: NOT removed ({})", a, strerror(errno)));
+  report.push_back(fmt::format("file {}: NOT removed ({})", path, strerror(errno)));
+  return false;
+}
+
+// A cpufreq file of one CPU that rig writes, under sysfs (or $RIG_CPUFREQ_ROOT, a test's tree).
+bool undo_restore(const std::string& path, const std::string& text, std::vector<std::string>& report) {
+  const char* root_env = ::getenv("RIG_CPUFREQ_ROOT");
+  const std::string root = root_env && *root_env ? root_env : "/sys/devices/system/cpu";
+  if (path.rfind(root + "/", 0) != 0 ||
+      !std::regex_match(path.substr(root.size()),
+                        std::regex("/cpu[0-9]+/cpufreq/scaling_(max_freq|min_freq|setspeed)")))
+    throw refused("not a cpufreq file rig writes (" + root + "/cpuN/cpufreq/scaling_{max_freq,min_freq,setspeed})");
+  if (!all_digits(text)) throw refused("a cpufreq value is a number of kHz");
+  check_plain_path(path);
+  try {
+    write_control(path, text);
+    report.push_back(fmt::format("{}: \"{}\" written back", path, text));
+    return true;
+  } catch (const std::exception& e) {
+    report.push_back(fmt::format("{}: NOT restored to \"{}\" ({})", path, text, e.what()));
     return false;
   }
-  if (kind == "restore") {
-    std::string text;
-    std::getline(in >> std::ws, text);
-    try {
-      write_control(a, text);
-      report.push_back(fmt::format("{}: \"{}\" written back", a, text));
-      return true;
-    } catch (const std::exception& e) {
-      report.push_back(fmt::format("{}: NOT restored to \"{}\" ({})", a, text, e.what()));
-      return false;
-    }
+}
+
+// Undoes one record; false when it could not be undone. Throws `refused` for one outside rig's domain.
+bool undo(const stale_journal::record& r, const stale_journal& j, std::vector<std::string>& report) {
+  std::vector<std::string> f;
+  std::istringstream in(r.text);
+  std::string kind;
+  in >> kind;
+  for (std::string w; in >> w;) {
+    auto d = decode_field(w);
+    if (!d) throw refused("a malformed %-escape");
+    f.push_back(*d);
   }
-  report.push_back("unknown journal line, left alone: " + line);
-  return false;
+  static const std::map<std::string, size_t> arity = {{"cgroup", 1}, {"subtree", 2}, {"process", 2},
+                                                       {"netns", 1},  {"file", 1},    {"restore", 2}};
+  const auto a = arity.find(kind);
+  if (a == arity.end()) throw refused("an unknown kind of record");
+  std::string canonical = kind;  // one space apart, each field encoded as rig writes it
+  for (const auto& x : f) canonical += " " + encode_field(x);
+  if (f.size() != a->second || r.text != canonical)
+    throw refused(fmt::format("'{}' takes {} field{}, one space apart", kind, a->second, a->second == 1 ? "" : "s"));
+  if (kind == "cgroup") return undo_cgroup(f[0], j, report);
+  if (kind == "subtree") return undo_subtree(f[0], f[1], report);
+  if (kind == "process") return undo_process(f[0], f[1], report);
+  if (kind == "netns") return undo_netns(f[0], report);
+  if (kind == "file") return undo_file(f[0], report);
+  return undo_restore(f[0], f[1], report);
 }
 
 }  // namespace
 
 replay_result replay(const stale_journal& j) {
   replay_result r;
-  for (auto it = j.pending.rbegin(); it != j.pending.rend(); ++it) r.complete = undo(*it, r.lines) && r.complete;
+  if (!j.problem.empty()) {
+    r.lines.push_back(fmt::format("{}: {}; nothing in it was acted on", j.path, j.problem));
+    r.complete = false;
+    return r;
+  }
+  for (auto it = j.pending.rbegin(); it != j.pending.rend(); ++it) {
+    try {
+      r.complete = undo(*it, j, r.lines) && r.complete;
+    } catch (const refused& e) {
+      r.lines.push_back(fmt::format("line {}: REFUSED, {}: {}", it->line, e.what(), it->text));
+      r.complete = false;
+    }
+  }
   if (r.complete) {
-    ::unlink(j.path.c_str());
+    if (const unique_fd d = open_state_dir(false))
+      ::unlinkat(d.get(), j.path.substr(j.path.rfind('/') + 1).c_str(), 0);
     ::rmdir(state_dir().c_str());
   }
   return r;

@@ -57,7 +57,7 @@ void run_in_netns(int ns_fd, const std::function<void()>& fn) {
 unique_fd socket_in_netns(int ns_fd, int domain, int type, int protocol) {
   unique_fd fd;
   run_in_netns(ns_fd, [&] {
-    fd.reset(::socket(domain, type, protocol));
+    fd.reset(::socket(domain, type | SOCK_CLOEXEC, protocol));
     throw_system_error_on(!fd, "socket");
   });
   return fd;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "core/clock.hpp"
@@ -17,8 +18,9 @@ namespace rig {
 namespace {
 
 bool read_status_counters(const std::string& path, uint64_t* rss, uint64_t& vol, uint64_t& invol) {
-  std::ifstream in(path);
-  if (!in) return false;
+  const auto text = read_text_file(path);  // close-on-exec: this runs beside spawns on other threads
+  if (!text) return false;
+  std::istringstream in(*text);
   std::string line;
   while (std::getline(in, line)) {
     unsigned long long v = 0;
@@ -103,9 +105,9 @@ std::optional<proc_sample> read_proc(pid_t pid) {
       const std::string task = base + "/task/" + e->d_name;
       read_status_counters(task + "/status", nullptr, vol, invol);
       // schedstat: time on a CPU, time runnable but waiting for one (the ready-time analog), slices.
-      std::ifstream st(task + "/schedstat");
       unsigned long long run = 0, wait = 0;
-      if (st >> run >> wait) s.run_queue_wait_ns += wait;
+      if (const auto st = read_text_file(task + "/schedstat"); st && std::sscanf(st->c_str(), "%llu %llu", &run, &wait) == 2)
+        s.run_queue_wait_ns += wait;
     }
     closedir(d);
   }

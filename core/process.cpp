@@ -1,10 +1,14 @@
 #include "core/process.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <poll.h>
 #include <signal.h>
+
+#include <linux/close_range.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +20,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/journal.hpp"
+#include "core/pidfd.hpp"
 #include "core/proc.hpp"
 
 extern char** environ;
@@ -92,6 +97,10 @@ child_process child_process::spawn(const spawn_options& opts) {
     int moved[max_inherited_fds];
     for (size_t i = 0; i < opts.inherit_fds.size(); ++i)
       moved[i] = fcntl(opts.inherit_fds[i].first, F_DUPFD_CLOEXEC, inherit_above);
+    // Nothing else of the rig's reaches the program: every other descriptor closes at exec,
+    // made without O_CLOEXEC (Asio's sockets, say) or not.
+    if (syscall(SYS_close_range, 3u, ~0u, CLOSE_RANGE_CLOEXEC) != 0)
+      for (int fd = 3; fd < 65536; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
     for (size_t i = 0; i < opts.inherit_fds.size(); ++i) dup2(moved[i], opts.inherit_fds[i].second);
     if (opts.netns_fd >= 0 && setns(opts.netns_fd, CLONE_NEWNET) != 0) {
       static const char msg[] = "rig: cannot join the target's network namespace (setns)\n";
@@ -110,6 +119,7 @@ child_process child_process::spawn(const spawn_options& opts) {
   ::close(exec_pipe[1]);
   child_process c;
   c.pid_ = pid;
+  c.pidfd_.reset(open_pidfd(pid));  // it cannot be reaped before this: it is our child
   c.group_ = opts.own_process_group;
   if (opts.journaled) {
     try {
@@ -141,6 +151,8 @@ child_process& child_process::operator=(child_process&& o) noexcept {
   if (this != &o) {
     stop();
     pid_ = std::exchange(o.pid_, -1);
+    pidfd_ = std::move(o.pidfd_);
+    exited_ = std::exchange(o.exited_, false);
     reaped_ = std::exchange(o.reaped_, false);
     group_ = std::exchange(o.group_, false);
     status_ = o.status_;
@@ -156,43 +168,76 @@ std::optional<std::string> child_process::read_line(int timeout_ms) {
   return line;
 }
 
-void child_process::reaped(int status) noexcept {
+void child_process::exited(int status) noexcept {
   status_ = status;
-  reaped_ = true;
+  exited_ = true;
   if (!journal_line_.empty()) journal::self().done(std::exchange(journal_line_, {}));
 }
 
-bool child_process::running() {
-  if (pid_ <= 0 || reaped_) return false;
+void child_process::reap() noexcept {
+  if (reaped_ || pid_ <= 0) return;
   int status = 0;
-  if (::waitpid(pid_, &status, WNOHANG) == pid_) reaped(status);
-  return !reaped_;
+  if (::waitpid(pid_, &status, 0) == pid_ && !exited_) exited(status);
+  reaped_ = true;
+  group_ = false;  // never signalled again: its number may be reused from here on
 }
 
-void child_process::stop(int grace_ms) noexcept {
-  if (pid_ <= 0) return;
-  // A group whose leader was reaped keeps its id while any member lives: the kernel hands
-  // that number to no new process meanwhile, so the signal reaches only what the child started.
-  auto group_left = [&] {
-    group_ = group_ && ::kill(-pid_, 0) == 0;
-    return group_;
-  };
-  if (!running() && !group_left()) return;
-  ::kill(group_ ? -pid_ : pid_, SIGTERM);
-  const int64_t deadline = mono_ns() + int64_t(grace_ms) * ns_per_ms;
-  while ((running() || group_left()) && mono_ns() < deadline) ::usleep(5000);
-  if (group_left()) ::kill(-pid_, SIGKILL);
-  if (running()) {
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    if (::waitpid(pid_, &status, 0) == pid_) reaped(status);
+bool child_process::running() {
+  if (pid_ <= 0 || exited_) return false;
+  // Seen without reaping it: the zombie keeps its number (and its group's) from being reused.
+  siginfo_t si{};
+  if (::waitid(P_PID, id_t(pid_), &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid_) {
+    const bool signalled = si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED;
+    exited(signalled ? (si.si_status & 0x7f) | (si.si_code == CLD_DUMPED ? 0x80 : 0) : (si.si_status & 0xff) << 8);
   }
-  group_ = false;  // never signalled again: its id may be reused from here on
+  return !exited_;
+}
+
+namespace {
+
+// Live (not zombie) members of process group `pgid` other than its leader.
+bool group_has_members(pid_t pgid) {
+  DIR* d = ::opendir("/proc");
+  if (!d) return false;
+  bool any = false;
+  while (const dirent* e = ::readdir(d)) {
+    const pid_t p = std::atoi(e->d_name);
+    if (p <= 0 || p == pgid) continue;
+    const auto f = stat_fields(p);
+    char state = 0;
+    int ppid = 0, pgrp = 0;
+    if (f && std::sscanf(f->c_str(), " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == pgid && state != 'Z') {
+      any = true;
+      break;
+    }
+  }
+  ::closedir(d);
+  return any;
+}
+
+}  // namespace
+
+void child_process::stop(int grace_ms) noexcept {
+  if (pid_ <= 0 || reaped_) return;
+  auto signal = [&](int sig) {
+    if (group_) ::kill(-pid_, sig);  // the leader is not reaped: the group id is still the child's
+    if (pidfd_) pidfd_signal(pidfd_.get(), sig);
+    else if (!exited_) ::kill(pid_, sig);
+  };
+  const bool members = group_ && group_has_members(pid_);
+  if (running() || members) {
+    signal(SIGTERM);
+    const int64_t deadline = mono_ns() + int64_t(grace_ms) * ns_per_ms;
+    while ((running() || (group_ && group_has_members(pid_))) && mono_ns() < deadline) ::usleep(5000);
+    signal(SIGKILL);
+    for (int i = 0; i < 200 && group_ && group_has_members(pid_); ++i) ::usleep(5000);
+  }
+  reap();
 }
 
 std::string child_process::exit_description() const {
   if (pid_ <= 0) return "not started";
-  if (!reaped_) return "running";
+  if (!exited_) return "running";
   if (WIFEXITED(status_)) return "exited with status " + std::to_string(WEXITSTATUS(status_));
   if (WIFSIGNALED(status_))
     return "killed by signal " + std::to_string(WTERMSIG(status_)) + " (" + strsignal(WTERMSIG(status_)) + ")";
@@ -200,12 +245,12 @@ std::string child_process::exit_description() const {
 }
 
 std::optional<int> child_process::exit_signal() const {
-  if (reaped_ && WIFSIGNALED(status_)) return WTERMSIG(status_);
+  if (exited_ && WIFSIGNALED(status_)) return WTERMSIG(status_);
   return std::nullopt;
 }
 
 std::optional<int> child_process::exit_code() const {
-  if (reaped_ && WIFEXITED(status_)) return WEXITSTATUS(status_);
+  if (exited_ && WIFEXITED(status_)) return WEXITSTATUS(status_);
   return std::nullopt;
 }
 
@@ -221,6 +266,18 @@ bool child_process::wait(int timeout_ms) {
     ::usleep(5000);
   }
   return true;
+}
+
+kill_outcome kill_process_if_same(pid_t pid, unsigned long long start, int timeout_ms) {
+  if (pid <= 0) return kill_outcome::gone;
+  const unique_fd fd(open_pidfd(pid));
+  if (!fd) return kill_outcome::gone;
+  const auto now = process_start_time(pid);  // of the process the pidfd holds, or 0 if it exited
+  if (now == 0) return kill_outcome::gone;
+  if (now != start) return kill_outcome::not_same;
+  if (pidfd_signal(fd.get(), SIGKILL) != 0) return errno == ESRCH ? kill_outcome::gone : kill_outcome::survived;
+  pollfd p{fd.get(), POLLIN, 0};  // readable once it has exited
+  return ::poll(&p, 1, timeout_ms) == 1 ? kill_outcome::killed : kill_outcome::survived;
 }
 
 std::string signal_name(int sig) {

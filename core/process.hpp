@@ -44,10 +44,11 @@ class child_process {
   pid_t pid() const { return pid_; }
   // Next line of the child's stdout within the timeout; nullopt on timeout or EOF.
   std::optional<std::string> read_line(int timeout_ms);
-  // False once the child has exited (it is reaped and its status kept).
+  // False once the child has exited (its status is kept; it is reaped by stop()).
   bool running();
-  // SIGTERM, wait up to grace_ms, then SIGKILL; to its whole process group (what it started,
-  // even after it exited itself) when it has its own. Idempotent.
+  // SIGTERM, wait up to grace_ms, then SIGKILL; to its whole process group too (what it
+  // started, even after it exited itself) when it has its own, while it is not yet reaped:
+  // until then no other process can be given its number as a group id. Idempotent.
   void stop(int grace_ms = 2000) noexcept;
   // "exited with status 0", "killed by signal 9 (Killed)", or "running".
   std::string exit_description() const;
@@ -60,13 +61,22 @@ class child_process {
 
  private:
   pid_t pid_ = -1;
-  bool reaped_ = false;
+  unique_fd pidfd_;       // the child itself, whatever becomes of its pid number
+  bool exited_ = false;   // it has exited; its status is in status_ (as waitpid gives it)
+  bool reaped_ = false;   // and it was reaped: from here on its number may be another's
   int status_ = 0;
   line_reader out_;
-  bool group_ = false;        // it leads a process group of its own, not yet found empty
-  std::string journal_line_;  // "process PID START" while journaled and not reaped
-  void reaped(int status) noexcept;
+  bool group_ = false;        // it leads a process group of its own
+  std::string journal_line_;  // "process PID START" while journaled and running
+  void exited(int status) noexcept;
+  void reap() noexcept;
 };
+
+enum class kill_outcome { killed, gone, not_same, survived };
+// SIGKILL to process `pid` only while it is still the process that started at `start` (clock
+// ticks since boot): its pidfd is opened first and the start time read after, so the number
+// cannot pass to another process in between. Waits up to timeout_ms for it to go.
+kill_outcome kill_process_if_same(pid_t pid, unsigned long long start, int timeout_ms = 3000);
 
 // "SIGSEGV" for 11; "signal N" for a number without a name.
 std::string signal_name(int sig);

@@ -21,7 +21,7 @@ veth_network veth_network::create() {
   return n;
 }
 
-std::string veth_network::journal_line(const netns& ns) { return fmt::format("netns {}", ns.inode()); }
+std::string veth_network::journal_line(const netns& ns) { return rig::journal_line("netns", {std::to_string(ns.inode())}); }
 
 veth_network::~veth_network() {
   if (!client_) return;  // moved from

@@ -318,10 +318,11 @@ pre{background:#f9fafb;border:1px solid #e5e7eb;padding:10px;overflow:auto;font-
 
 }  // namespace
 
-timeseries_table read_csv(const std::string& path) {
+timeseries_table read_csv(const std::string& path) { return parse_csv(read_text_file(path).value_or("")); }
+
+timeseries_table parse_csv(const std::string& text) {
   timeseries_table t;
-  std::ifstream in(path);
-  if (!in) return t;
+  std::istringstream in(text);
   std::string line;
   auto split = [](const std::string& l) {
     std::vector<std::string> cells;
@@ -559,16 +560,26 @@ std::string render_html(const json& r, const timeseries_table& ts, const std::st
 
 namespace {
 
-json read_report(const std::string& run_dir) {
-  const std::string json_path = run_dir + "/report.json";
-  std::ifstream in(json_path);
-  if (!in) throw std::runtime_error("no report.json in " + run_dir + " (is it a run directory written by `rig run`?)");
+json read_report(const directory& run_dir) {
+  const auto text = run_dir.read_file("report.json");
+  if (!text)
+    throw std::runtime_error("no report.json in " + run_dir.path() + " (is it a run directory written by `rig run`?)");
   try {
-    return json::parse(in);
+    return json::parse(*text);
   } catch (const std::exception& e) {
-    throw std::runtime_error(json_path + ": not valid JSON: " + e.what());
+    throw std::runtime_error(run_dir.path() + "/report.json: not valid JSON: " + e.what());
   }
 }
+
+directory open_run_dir(const std::string& run_dir) {
+  try {
+    return directory::open(run_dir);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("no report.json in " + run_dir + " (" + e.what() + ")");
+  }
+}
+
+json read_report(const std::string& run_dir) { return read_report(open_run_dir(run_dir)); }
 
 // One row of the comparison: a phase and workload present in both runs, or in one.
 struct compare_row {
@@ -793,14 +804,13 @@ std::string render_sweep_html(const json& sw) {
   return o;
 }
 
-std::string write_html_report(const std::string& run_dir) {
+std::string write_html_report(const directory& run_dir) {
   const json r = read_report(run_dir);
-  const std::string html = render_html(r, read_csv(run_dir + "/timeseries.csv"), read_text_file(run_dir + "/scenario.toml").value_or(""));
-  const std::string out_path = run_dir + "/report.html";
-  std::ofstream out(out_path);
-  if (!out) throw std::runtime_error("cannot write " + out_path);
-  out << html;
-  return out_path;
+  run_dir.write_file("report.html", render_html(r, parse_csv(run_dir.read_file("timeseries.csv").value_or("")),
+                                                run_dir.read_file("scenario.toml").value_or("")));
+  return run_dir.path() + "/report.html";
 }
+
+std::string write_html_report(const std::string& run_dir) { return write_html_report(open_run_dir(run_dir)); }
 
 }  // namespace rig

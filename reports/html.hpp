@@ -12,9 +12,11 @@ std::string render_html(const nlohmann::json& report, const timeseries_table& ti
                         const std::string& scenario_text);
 
 timeseries_table read_csv(const std::string& path);
+timeseries_table parse_csv(const std::string& text);
 
 // Reads RUN_DIR/report.json (required), timeseries.csv and scenario.toml (if there) and
 // writes RUN_DIR/report.html; returns its path. Throws naming the file that is missing or bad.
+std::string write_html_report(const directory& run_dir);
 std::string write_html_report(const std::string& run_dir);
 
 // `rig compare RUN_A RUN_B`: each phase and workload of B beside A (matched by name) with

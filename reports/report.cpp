@@ -155,13 +155,8 @@ nlohmann::json to_json(const run_report& r) {
   return j;
 }
 
-void write_json(const run_report& r, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write " + path);
-  out << to_json(r).dump(2) << "\n";
-}
-
-csv_writer::csv_writer(const std::string& path, const std::vector<std::string>& columns) : path_(path), out_(path) {
+csv_writer::csv_writer(unique_fd file, const std::string& path, const std::vector<std::string>& columns)
+    : path_(path), out_(std::move(file)) {
   if (!out_) throw std::runtime_error("cannot write " + path);
   row(columns);
 }

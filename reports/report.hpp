@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/directory.hpp"
 #include "core/histogram.hpp"
 
 namespace rig {
@@ -89,17 +90,16 @@ nlohmann::json to_json(const run_report& r);
 // One phase as report.json holds it, and back (its workloads in `workload_order`).
 nlohmann::json to_json(const phase_result& p);
 phase_result phase_from_json(const nlohmann::json& j, const std::vector<std::string>& workload_order);
-void write_json(const run_report& r, const std::string& path);
 // A CSV written a row at a time and flushed, so a long run's timeseries goes to disk as the run
 // goes (and what a killed run wrote is there to read).
 class csv_writer {
  public:
-  csv_writer(const std::string& path, const std::vector<std::string>& columns);
+  csv_writer(unique_fd file, const std::string& path, const std::vector<std::string>& columns);
   void row(const std::vector<std::string>& cells);
 
  private:
   std::string path_;
-  std::ofstream out_;
+  fd_ostream out_;
 };
 // One row per phase x workload, the injections and their verification, the expectations.
 std::string terminal_summary(const run_report& r, bool color);

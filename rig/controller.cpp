@@ -7,12 +7,14 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
 
 #include "core/cgroup.hpp"
 #include "core/clock.hpp"
+#include "core/directory.hpp"
 #include "core/host.hpp"
 #include "core/journal.hpp"
 #include "core/netns.hpp"
@@ -230,7 +232,7 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
       cg["cpu_throttled_periods"] = clast->cpu->throttled_periods - cfirst->cpu->throttled_periods;
       cg["cpu_throttled_s"] = double(clast->cpu->throttled_ns - cfirst->cpu->throttled_ns) / 1e9;
     }
-    res["cgroup"] = cg;
+    if (!cg.empty()) res["cgroup"] = cg;
   }
   json self = proc_summary([](const resource_sample& s) -> const std::optional<proc_sample>& { return s.self; });
   if (!self.is_null()) res["rig"] = self;
@@ -246,8 +248,8 @@ struct phase_window {
 // timeseries.csv: one row per second of the run, written as the run goes.
 class timeseries_stream {
  public:
-  timeseries_stream(const scenario& sc, const std::string& path, int64_t start_ns)
-      : sc_(sc), start_ns_(start_ns), out_(path, columns(sc)) {}
+  timeseries_stream(const scenario& sc, const directory& dir, int64_t start_ns)
+      : sc_(sc), start_ns_(start_ns), out_(dir.create("timeseries.csv"), dir.path() + "/timeseries.csv", columns(sc)) {}
 
   // Writes the rows of the seconds that ended before `before_ns`, from the window rows and the
   // samples in each second; `phases` names each second by the phase its middle falls in (the
@@ -386,16 +388,31 @@ workload_phase_result summarize(const std::string& name, const phase_stats& s, d
 
 }  // namespace
 
-std::string make_run_dir(const std::string& base, const std::string& name) {
-  namespace fs = std::filesystem;
-  fs::create_directories(base);
-  const std::string stem = base + "/" + utc_stamp() + "-" + name;
-  for (int i = 0;; ++i) {
-    const std::string dir = i ? fmt::format("{}.{}", stem, i) : stem;
-    if (::mkdir(dir.c_str(), 0755) == 0) return dir;
-    if (errno != EEXIST) throw std::runtime_error("cannot create run directory " + dir + ": " + strerror(errno));
+bool cleanup_stale_journals(std::ostream& out) {
+  bool all = true;
+  for (const auto& j : stale_journals()) {
+    if (j.problem.empty())
+      out << fmt::format("rig cleanup: rig pid {} ({}), {} change{} left:\n", j.pid, j.path, j.pending.size(),
+                         j.pending.size() == 1 ? "" : "s");
+    const auto undone = replay(j);
+    for (const auto& line : undone.lines) out << "  " << line << "\n";
+    all = all && undone.complete;
+    if (!undone.complete)
+      out << "  not everything was undone; the journal stays (" << j.path
+          << "): `rig cleanup` tries again, and a record it refused needs a person to look at it\n";
   }
+  return all;
 }
+
+directory make_run_dir(const std::string& base, const std::string& name) {
+  std::filesystem::create_directories(base);
+  const directory parent = directory::open(base);
+  const std::string stem = utc_stamp() + "-" + name;
+  for (int i = 0;; ++i)
+    if (auto d = parent.make_subdir(i ? fmt::format("{}.{}", stem, i) : stem)) return std::move(*d);
+}
+
+std::string pinned_path(const directory& d) { return fmt::format("/proc/{}/fd/{}", ::getpid(), d.fd()); }
 
 int run_scenario(const scenario& sc, const run_options& opts) {
   std::ostream& out = opts.out ? *opts.out : std::cout;
@@ -403,12 +420,24 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   std::ostream null_out(nullptr);  // --quiet: what only a person watching wants goes nowhere
   std::ostream& chatty = opts.quiet ? null_out : out;
 
-  // A rig killed mid-run left changes on this host: undo them first.
-  if (const auto stale = stale_journals(); !stale.empty()) {
-    std::cerr << fmt::format("rig: a previous rig (pid {}) was killed before it undid its changes to this host "
-                             "({}: {}); run `rig cleanup` first\n",
-                             stale[0].pid, stale[0].path,
-                             stale[0].pending.empty() ? std::string("nothing pending") : stale[0].pending.back());
+  // A rig killed mid-run left changes on this host: they are undone first, or the run refuses.
+  try {
+    if (const auto stale = stale_journals(); !stale.empty()) {
+      if (!opts.cleanup_first) {
+        const auto& j = stale[0];
+        std::cerr << fmt::format(
+            "rig: a previous rig (pid {}) was killed before it undid its changes to this host ({}: {}); run `rig "
+            "cleanup` first, or `rig run --cleanup-first` (exit {})\n",
+            j.pid, j.path, j.problem.empty() ? j.pending.back().text : j.problem, int(exit_stale_state));
+        return exit_stale_state;
+      }
+      if (!cleanup_stale_journals(std::cerr)) {
+        std::cerr << "rig: not every change of a killed rig could be undone (above); nothing was run\n";
+        return exit_stale_state;
+      }
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "rig: " << e.what() << "\n";
     return exit_runtime;
   }
 
@@ -528,13 +557,18 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   rep.scenario_file = sc.file;
   rep.description = sc.description;
   rep.host = host_facts();
-  rep.run_dir = make_run_dir(opts.out_base, sc.name);
+  // Every file of the run is made through the directory's descriptor, and what other
+  // processes open there goes through its /proc path, so a directory swapped for a link
+  // mid-run redirects nothing.
+  const directory run_dir = make_run_dir(opts.out_base, sc.name);
+  const std::string run_files = pinned_path(run_dir);
+  rep.run_dir = run_dir.path();
   if (opts.ran_in) *opts.ran_in = rep.run_dir;
-  ctx.run_dir = rep.run_dir;
+  ctx.run_dir = rep.run_dir;  // what the shim reads back from a descriptor's link: the real path
   {
-    std::ofstream copy(rep.run_dir + "/scenario.toml");
-    copy << sc.source_text;
-    for (const auto& o : sc.overrides) copy << "# --set " << o << "\n";
+    std::string copy = sc.source_text;
+    for (const auto& o : sc.overrides) copy += "# --set " + o + "\n";
+    run_dir.write_file("scenario.toml", copy);
   }
 
   int64_t total_ns = 0;
@@ -574,7 +608,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   // timeseries.csv as the run goes, each second's row a few seconds after it ended (a helper
   // process's rows come later than the rig's own); of the samples, only those the open phase's
   // figures and the rows still to write read are kept, so a long run's do not pile up.
-  timeseries_stream timeseries(sc, rep.run_dir + "/timeseries.csv", run_start);
+  timeseries_stream timeseries(sc, run_dir, run_start);
   auto write_timeseries = [&](int64_t before_ns, bool phase_open) {
     const int64_t from = timeseries.written_end_ns();
     if (before_ns < from + ns_per_s) return;
@@ -588,8 +622,8 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   // A phase whose figures are all in (closed, each workload's summarized) goes to disk and its
   // memory is let go, so a long run's memory does not grow with its phases; the report reads
   // them back at the end. If the run dir cannot take them they stay in memory.
-  const std::string spill_path = rep.run_dir + "/phases.partial.jsonl";
-  std::ofstream spill;
+  const std::string spill_name = "phases.partial.jsonl", spill_path = rep.run_dir + "/" + spill_name;
+  fd_ostream spill;
   size_t spilled = 0;  // the phases below it are on disk
   bool spill_failed = false;
   auto spill_final_phases = [&] {
@@ -598,7 +632,13 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       for (const auto& w : pr.workloads)
         if (w.name.empty()) return;  // not summarized yet
       add_growth_figures(pr);
-      if (!spill.is_open()) spill.open(spill_path);
+      if (!spill.is_open()) {
+        try {
+          spill.open(run_dir.create(spill_name));
+        } catch (const std::exception&) {
+          spill.open(unique_fd());  // badbit: the phases stay in memory
+        }
+      }
       spill << to_json(pr).dump() << '\n' << std::flush;
       if (!spill) {
         spill_failed = true;
@@ -613,7 +653,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     spill.close();
     std::vector<std::string> order;
     for (const auto& w : sc.workloads) order.push_back(w.name);
-    std::ifstream in(spill_path);
+    std::istringstream in(run_dir.read_file(spill_name).value_or(""));
     std::string line;
     for (size_t pi = 0; pi < spilled; ++pi) {
       if (!std::getline(in, line))
@@ -651,12 +691,24 @@ int run_scenario(const scenario& sc, const run_options& opts) {
   bool limit_event_this_phase = false;
   std::string target_death;  // how the target died mid-run, if it did
   try {
-    if (!controllers.empty()) {
+    // A target rig starts always runs in a cgroup of the run, so that everything it starts
+    // (a daemon, a setsid child) is found, measured and ended with it.
+    if (!controllers.empty() || tgt->started_by_rig()) {
       static int runs = 0;
-      target_cgroup = cgroup::create(cgroups, fmt::format("run-{}-{}", ::getpid(), ++runs),
-                                     {controllers.begin(), controllers.end()});
-      ctx.target_cgroup = &target_cgroup;
-      tenv.cgroup_procs = target_cgroup.procs_files();
+      try {
+        target_cgroup = cgroup::create(cgroups, run_cgroup_name(++runs), {controllers.begin(), controllers.end()});
+      } catch (const std::exception& e) {
+        if (!controllers.empty() || ::geteuid() == 0) throw;
+        // Without root and without a cap to apply, the run goes on, saying what it cannot promise.
+        rep.events.push_back({0, "target_not_contained",
+                              std::string("the target runs outside a cgroup of the run (") + e.what() +
+                                  "): what it starts outside its process group may outlive the run"});
+      }
+      if (target_cgroup.exists()) {
+        ctx.target_cgroup = &target_cgroup;
+        tenv.cgroup_procs = target_cgroup.procs_files();
+        tenv.tree = &target_cgroup;
+      }
     }
     if (want_namespaces) {
       net.emplace(veth_network::create());
@@ -665,7 +717,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       tenv.netns_fd = net->ns(veth_network::side::target).fd();
       on_rig_side.emplace(net->ns(veth_network::side::client).fd());
     }
-    tenv.run_dir = rep.run_dir;
+    tenv.run_dir = run_files;
     tenv.rig_exe = opts.rig_exe;
     tgt->start(tenv);
     ctx.target_pid = tgt->pid();
@@ -680,6 +732,9 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       for (const auto& c : controllers)
         cg[c] = {{"path", target_cgroup.path(c)},
                  {"version", target_cgroup.version(c) == cg_version::v2 ? "v2" : "v1"}};
+      // The directory that follows the target's whole process tree, and ends it with the run.
+      cg["tree"] = {{"path", target_cgroup.path("tree")},
+                    {"version", target_cgroup.version("tree") == cg_version::v2 ? "v2" : "v1"}};
       rep.target["cgroup"] = cg;
     }
     smp = std::make_unique<sampler>(
@@ -700,7 +755,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     }
     for (size_t i = 0; i < workloads.size(); ++i) {
       workload_env env{sc.workloads[i].name, host, proxy ? proxy->port() : tgt->port(), &clock, &windows};
-      env.run_dir = rep.run_dir;
+      env.run_dir = run_files;
       env.seed = uint64_t(sc.seed);
       env.target_cgroup_procs = tenv.cgroup_procs;
       env.clock_fd = clock_cell.fd();
@@ -915,11 +970,11 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     }
   }
 
-  write_json(rep, rep.run_dir + "/report.json");
-  if (spilled) std::filesystem::remove(spill_path);  // all in report.json now
+  run_dir.write_file("report.json", to_json(rep).dump(2) + "\n");
+  if (spilled) run_dir.remove(spill_name);  // all in report.json now
   std::string html;
   try {
-    html = write_html_report(rep.run_dir);
+    html = write_html_report(run_dir);
   } catch (const std::exception& e) {
     std::cerr << "rig: report.html not written: " << e.what() << "\n";
   }

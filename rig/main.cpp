@@ -146,7 +146,7 @@ int cmd_validate(const std::string& file, const std::vector<std::string>& sets, 
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& sets, const std::string& out_dir, bool quiet,
-            int progress_s, bool allow_remote) {
+            int progress_s, bool allow_remote, bool cleanup_first) {
   scenario sc;
   try {
     sc = load_scenario(file, sets, allow_remote);
@@ -159,6 +159,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
   o.out_base = out_dir;
   o.rig_exe = self_exe();
   o.quiet = quiet;
+  o.cleanup_first = cleanup_first;
   o.progress_every_s = progress_s;
   if (sc.sweep.present) return run_sweep(sc, sets, o);
   return run_scenario(sc, o);
@@ -199,22 +200,16 @@ int cmd_target(const std::string& bind, int port, const std::string& control, co
 
 // Undoes what killed rigs left behind, from their journals.
 int cmd_cleanup() {
-  const auto stale = stale_journals();
-  if (stale.empty()) {
-    std::cout << "rig cleanup: nothing to undo (no journal of a dead rig in " << state_dir() << ")\n";
-    return exit_ok;
+  try {
+    if (stale_journals().empty()) {
+      std::cout << "rig cleanup: nothing to undo (no journal of a dead rig in " << state_dir() << ")\n";
+      return exit_ok;
+    }
+    return cleanup_stale_journals(std::cout) ? exit_ok : exit_runtime;
+  } catch (const std::exception& e) {
+    std::cerr << "rig cleanup: " << e.what() << "\n";
+    return exit_runtime;
   }
-  bool all = true;
-  for (const auto& j : stale) {
-    std::cout << fmt::format("rig cleanup: rig pid {} ({}), {} change{} left:\n", j.pid, j.path, j.pending.size(),
-                             j.pending.size() == 1 ? "" : "s");
-    const auto undone = replay(j);
-    for (const auto& line : undone.lines) std::cout << "  " << line << "\n";
-    all = all && undone.complete;
-    if (!undone.complete)
-      std::cout << "  some changes could not be undone; the journal stays, and `rig cleanup` tries them again\n";
-  }
-  return all ? exit_ok : exit_runtime;
 }
 
 }  // namespace
@@ -236,10 +231,13 @@ int main(int argc, char** argv) {
   run->add_option("--set", sets, "override a scenario key, e.g. --set workloads.rr.rate=1000/s "
                                  "or --set phases.nagle.duration=2s (repeatable)");
   run->add_option("--out", out_dir, "directory the run directory is created in")->capture_default_str();
-  bool quiet = false, allow_remote = false;
+  bool quiet = false, allow_remote = false, cleanup_first = false;
   const char* remote_help = "allow an endpoint target (or proxy upstream) beyond loopback; by default rig sends "
                             "traffic only to loopback and to the network namespaces it makes";
   run->add_flag("--allow-remote", allow_remote, remote_help);
+  run->add_flag("--cleanup-first", cleanup_first,
+                "undo what a killed rig left on this host first (as `rig cleanup`), when its journal proves that rig "
+                "dead; without it such a run refuses with exit 5");
   run->add_flag("-q,--quiet", quiet, "no progress or tables: only warnings, failed checks and the status line (for CI)");
   int progress_s = 5;
   run->add_option("--progress", progress_s, "seconds between progress lines when stdout is not a terminal")
@@ -309,7 +307,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*workload_helper) return run_workload_helper();
-    if (*run) return cmd_run(file, sets, out_dir, quiet, progress_s, allow_remote);
+    if (*run) return cmd_run(file, sets, out_dir, quiet, progress_s, allow_remote, cleanup_first);
     if (*validate) return cmd_validate(file, sets, allow_remote);
     if (*target) return cmd_target(bind_addr, port, control, sets);
     if (*schema_cmd) {

@@ -122,7 +122,8 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
   const auto& sw = sc.sweep;
   std::ostream& out = opts.out ? *opts.out : std::cout;
   const bool named_sweep = sc.name.size() >= 5 && sc.name.compare(sc.name.size() - 5, 5, "sweep") == 0;
-  const std::string dir = make_run_dir(opts.out_base, named_sweep ? sc.name : sc.name + "-sweep");
+  const directory sweep_dir = make_run_dir(opts.out_base, named_sweep ? sc.name : sc.name + "-sweep");
+  const std::string& dir = sweep_dir.path();
   std::vector<std::string> labels;
   std::vector<int> level_index;
   if (sw.baseline) {
@@ -182,12 +183,8 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
       else if (code == exit_runtime) worst = exit_runtime;
     }
   const json summary = summarize_sweep(sc, labels, reports);
-  {
-    std::ofstream j(dir + "/sweep.json");
-    j << summary.dump(2) << "\n";
-    std::ofstream h(dir + "/sweep.html");
-    h << render_sweep_html(summary);
-  }
+  sweep_dir.write_file("sweep.json", summary.dump(2) + "\n");
+  sweep_dir.write_file("sweep.html", render_sweep_html(summary));
   // The response curve as a table: medians, the p99 spread, the knee.
   out << fmt::format("\n{:<24} {:<10} {:>10} {:>10} {:>10} {:>21} {:>10}\n", sw.param, "workload", "ops/s", "p50", "p99",
                      "p99 min–max", "errors/s");

@@ -549,8 +549,18 @@ std::string builtin_service::control(std::string_view line) {
   return "error unknown command '" + cmd + "' (stats, policy, check, reset)";
 }
 
-void builtin_service::serve_control(const std::string& path) {
-  std::string name = path;
+void builtin_service::serve_control(const std::string& where) {
+  if (where.rfind("fd:", 0) == 0) {
+    const int fd = std::atoi(where.c_str() + 3);
+    if (fd < 3 || ::fcntl(fd, F_SETFD, FD_CLOEXEC) != 0)
+      throw std::runtime_error("--control " + where + ": no such inherited descriptor");
+    local_stream::socket s(ioc_);
+    s.assign(local_stream(), fd);
+    ++control_sessions_;
+    asio::co_spawn(ioc_, control_session(std::move(s)), asio::detached);
+    return;
+  }
+  std::string name = where;
   if (!name.empty() && name[0] == '@') name[0] = '\0';  // abstract namespace: nothing left on disk
   control_acceptor_ = std::make_unique<local_stream::acceptor>(ioc_, local_stream::endpoint(name));
   asio::co_spawn(ioc_, control_loop(), asio::detached);
@@ -562,11 +572,22 @@ awaitable<void> builtin_service::control_loop() {
     local_stream::socket s(ioc_);
     co_await control_acceptor_->async_accept(s, asio::redirect_error(use_awaitable, ec));
     if (ec) co_return;
+    // A socket name anyone could open: only this user's processes, and only a few at once.
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (::getsockopt(s.native_handle(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != ::geteuid() ||
+        control_sessions_ >= max_control_sessions)
+      continue;
+    ++control_sessions_;
     asio::co_spawn(ioc_, control_session(std::move(s)), asio::detached);
   }
 }
 
 awaitable<void> builtin_service::control_session(local_stream::socket s) {
+  struct session_count {
+    int& n;
+    ~session_count() { --n; }
+  } counted{control_sessions_};
   std::string in;
   for (;;) {
     boost::system::error_code ec;

@@ -64,8 +64,11 @@ class builtin_service {
 
   // Line commands of the control channel ("stats", "policy nodelay=0", ...).
   std::string control(std::string_view line);
-  // Serves the control channel on a unix socket ("@name" = abstract namespace).
-  void serve_control(const std::string& path);
+  // Serves the control channel on a unix socket ("@name" = abstract namespace) to processes of
+  // this user only, up to max_control_sessions at a time; or ("fd:N") on one inherited,
+  // connected socket, which no other process can reach at all.
+  void serve_control(const std::string& where);
+  static constexpr int max_control_sessions = 8;
 
   socket_tunable& sockets() { return sockets_; }
 
@@ -94,6 +97,7 @@ class builtin_service {
   asio::io_context ioc_;
   asio::ip::tcp::acceptor acceptor_;
   std::unique_ptr<asio::local::stream_protocol::acceptor> control_acceptor_;
+  int control_sessions_ = 0;  // on the io thread only
   uint16_t port_ = 0;
   std::vector<std::thread> io_threads_, workers_;
   std::atomic<bool> stopping_{false};

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <regex>
 
+#include "core/cgroup.hpp"
 #include "core/clock.hpp"
 #include "core/fd.hpp"
 #include "core/net.hpp"
@@ -99,6 +100,7 @@ void command_target::start(const target_env& env) {
     for (const auto& [k, val] : opts_.map("env")) environment.push_back(k + "=" + val);
   environment.insert(environment.end(), env.env.begin(), env.env.end());
   log_path_ = env.run_dir + "/target.log";
+  tree_ = env.tree;
   child_ = child_process::spawn(
       {.argv = argv, .output_path = log_path_, .env = environment, .inherit_fds = env.inherit_fds,
        .netns_fd = env.netns_fd, .cgroup_procs = env.cgroup_procs, .journaled = true});
@@ -108,16 +110,22 @@ void command_target::start(const target_env& env) {
   const int64_t timeout = opts_.duration_ns("ready_timeout");
   const int64_t deadline = mono_ns() + timeout;
   for (;;) {
-    if (by_log ? std::regex_search(read_text_file(log_path_).value_or(""), ready_re) : port_accepts(host_, port_)) return;
+    if (by_log ? std::regex_search(read_text_file(log_path_).value_or(""), ready_re) : port_accepts(host_, port_)) {
+      if (!child_.running())
+        if (auto d = daemonized()) throw std::runtime_error(*d);
+      return;
+    }
     const std::string why = by_log ? fmt::format("its output never matched /{}/", opts_.str("ready_log"))
                                    : fmt::format("{}:{} never accepted a connection{}", host_, port_,
                                                  env.netns_fd >= 0 ? " (the program runs in a network namespace of "
                                                                      "its own: pass it {host} so it listens on that "
                                                                      "address, not only on 127.0.0.1)"
                                                                    : "");
-    if (!child_.running())
+    if (!child_.running()) {
+      if (auto d = daemonized()) throw std::runtime_error(*d);
       throw std::runtime_error(fmt::format("the command target {} before it was ready ({}); last output:\n{}",
                                            child_.exit_description(), why, file_tail(log_path_, 20)));
+    }
     if (mono_ns() > deadline) {
       child_.stop(int(opts_.duration_ns("stop_timeout") / ns_per_ms));
       throw std::runtime_error(fmt::format("the command target was not ready within {:.1f}s: {}; last output:\n{}",
@@ -134,7 +142,37 @@ std::optional<pid_t> command_target::pid() const {
   return std::nullopt;
 }
 
-std::optional<exit_info> command_target::died() { return child_.ended(); }
+std::optional<std::string> command_target::daemonized() {
+  if (!tree_ || child_.exit_code() != 0) return std::nullopt;
+  // What it left there, less rig's own children (a workload's helper may share the cgroup).
+  std::vector<pid_t> left;
+  for (pid_t p : tree_->pids()) {
+    const auto f = stat_fields(p);
+    int ppid = 0;
+    char state = 0;
+    if (f && std::sscanf(f->c_str(), " %c %d", &state, &ppid) == 2 && ppid != ::getpid() && state != 'Z')
+      left.push_back(p);
+  }
+  if (left.empty()) return std::nullopt;
+  std::string names;
+  for (pid_t p : left) {
+    std::string comm = read_text_file(fmt::format("/proc/{}/comm", p)).value_or("?\n");
+    if (!comm.empty() && comm.back() == '\n') comm.pop_back();
+    names += fmt::format("{}{} (pid {})", names.empty() ? "" : ", ", comm, p);
+  }
+  return fmt::format(
+      "the command target daemonized: the process rig started (pid {}) exited with status 0 and left {} in the run's "
+      "cgroup: {}. rig measures, caps and stops the process it starts, so run the program in the foreground (e.g. "
+      "redis-server --daemonize no, nginx -g 'daemon off;', memcached without -d); what it left is stopped with the run",
+      child_.pid(), left.size() == 1 ? "1 process" : fmt::format("{} processes", left.size()), names);
+}
+
+std::optional<exit_info> command_target::died() {
+  auto how = child_.ended();
+  if (how)
+    if (auto d = daemonized()) how->how = *d;
+  return how;
+}
 
 nlohmann::json command_target::describe() const {
   return {{"kind", "command"}, {"pid", child_.pid()}, {"host", host_}, {"port", port_}, {"argv", argv_}, {"params", opts_.to_json()}};

@@ -18,6 +18,7 @@ class command_target final : public target {
   uint16_t port() const override { return port_; }
   std::optional<pid_t> pid() const override;
   std::optional<exit_info> died() override;
+  bool started_by_rig() const override { return true; }
   std::optional<std::string> preload_executable() const override { return executable_; }
   nlohmann::json describe() const override;
 
@@ -26,6 +27,9 @@ class command_target final : public target {
   std::string executable_, log_path_;
   std::vector<std::string> argv_;
   child_process child_;
+  const cgroup* tree_ = nullptr;  // the run's cgroup, where a daemon it started would be found
+  // Set when the process rig started exited 0 and left others running: it daemonized.
+  std::optional<std::string> daemonized();
   std::string host_ = "127.0.0.1";
   uint16_t port_ = 0;
 };

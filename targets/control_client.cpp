@@ -34,6 +34,14 @@ void control_client::connect(const std::string& path, int timeout_ms, int netns_
   fd_ = std::move(fd);
 }
 
+void control_client::adopt(unique_fd fd, int timeout_ms) {
+  std::lock_guard lk(mu_);
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  fd_ = std::move(fd);
+}
+
 std::string control_client::request(const std::string& line) {
   std::lock_guard lk(mu_);
   if (!fd_) throw std::runtime_error("target control channel is not connected");

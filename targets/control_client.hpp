@@ -13,6 +13,8 @@ class control_client {
  public:
   // An abstract socket name is per network namespace: netns_fd names the target's.
   void connect(const std::string& path, int timeout_ms = 2000, int netns_fd = -1);
+  // Takes a connected socket (rig's end of a socket pair whose other end the target inherited).
+  void adopt(unique_fd fd, int timeout_ms = 2000);
   // Sends one line, returns the reply without "ok "; throws on "error ..." or I/O failure.
   std::string request(const std::string& line);
   // "k=v k=v" -> map.

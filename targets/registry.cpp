@@ -1,9 +1,11 @@
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <fmt/format.h>
 #include <sstream>
 
 #include "core/asio.hpp"
+#include "core/error.hpp"
 #include "core/net.hpp"
 #include "core/process.hpp"
 #include "targets/builtin_service.hpp"
@@ -22,10 +24,14 @@ class builtin_target final : public target, public socket_tunable {
   explicit builtin_target(const option_values& v) : opts_(v) {}
 
   void start(const target_env& env) override {
-    static int counter = 0;
-    control_path_ = fmt::format("@rig-target-{}-{}", ::getpid(), ++counter);
+    // The control channel is a socket pair: the target inherits one end, and no other process
+    // can reach it (a named socket could be opened by any local user).
+    int pair[2];
+    throw_system_error_on(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0, "socketpair");
+    unique_fd ours(pair[0]), theirs(pair[1]);
     std::vector<std::string> argv = {env.rig_exe, "target", "--bind", env.host, "--port",
-                                     std::to_string(opts_.integer("port")), "--control", control_path_};
+                                     std::to_string(opts_.integer("port")), "--control",
+                                     fmt::format("fd:{}", control_fd_number)};
     for (const auto& key : opts_.given_keys()) {
       if (key == "port") continue;
       const option_spec* spec = find_kind(builtin_options(), key);
@@ -37,9 +43,12 @@ class builtin_target final : public target, public socket_tunable {
       argv.push_back("wal_path=" + toml_literal(opt_type::string, env.run_dir + "/target.wal"));
     }
     log_path_ = env.run_dir + "/target.log";
-    child_ = child_process::spawn(
-        {.argv = argv, .capture_stdout = true, .stderr_path = log_path_, .env = env.env,
-         .inherit_fds = env.inherit_fds, .netns_fd = env.netns_fd, .cgroup_procs = env.cgroup_procs, .journaled = true});
+    auto fds = env.inherit_fds;
+    fds.push_back({theirs.get(), control_fd_number});
+    child_ = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = log_path_, .env = env.env,
+                                   .inherit_fds = fds, .netns_fd = env.netns_fd, .cgroup_procs = env.cgroup_procs,
+                                   .journaled = true});
+    theirs.reset();
     auto line = child_.read_line(10'000);
     unsigned port = 0;
     if (!line || std::sscanf(line->c_str(), ("listening " + env.host + ":%u").c_str(), &port) != 1) {
@@ -49,7 +58,7 @@ class builtin_target final : public target, public socket_tunable {
     }
     port_ = uint16_t(port);
     host_ = env.host;
-    control_.connect(control_path_, 2000, env.netns_fd);
+    control_.adopt(std::move(ours));
   }
 
   void stop() noexcept override { child_.stop(); }
@@ -64,6 +73,7 @@ class builtin_target final : public target, public socket_tunable {
     return control_client::parse_pairs(control_.request("stats"));
   }
   socket_tunable* sockets() override { return this; }
+  bool started_by_rig() const override { return true; }
   // `rig target` is this very binary: dynamically linked, so the shim can reach its file I/O.
   std::optional<std::string> preload_executable() const override { return self_exe(); }
   nlohmann::json describe() const override {
@@ -98,7 +108,8 @@ class builtin_target final : public target, public socket_tunable {
   option_values opts_;
   child_process child_;
   control_client control_;
-  std::string control_path_, log_path_, host_ = "127.0.0.1";
+  static constexpr int control_fd_number = 230;  // beside the shim's (231)
+  std::string log_path_, host_ = "127.0.0.1";
   uint16_t port_ = 0;
 };
 

@@ -15,6 +15,8 @@
 
 namespace rig {
 
+class cgroup;
+
 struct target_env {
   std::string run_dir;  // logs and files of the target go here
   std::string rig_exe;  // the rig binary, which runs the built-in target as `rig target`
@@ -27,6 +29,8 @@ struct target_env {
   int netns_fd = -1;
   // cgroup.procs files the target's process joins before its first instruction.
   std::vector<std::string> cgroup_procs;
+  // The run's cgroup that follows the target's whole process tree (null where none could be made).
+  const cgroup* tree = nullptr;
 };
 
 // What workloads talk to, what the sampler watches, and what injectors reach into.
@@ -45,6 +49,8 @@ class target {
   virtual std::map<std::string, int64_t> counters() { return {}; }
   // Optional ability: the target's sockets take a socket policy.
   virtual socket_tunable* sockets() { return nullptr; }
+  // A process rig starts (and so contains in a cgroup of the run, and ends), not one it only reaches.
+  virtual bool started_by_rig() const { return false; }
   // The program rig will execute, when its process can take the preload shim.
   virtual std::optional<std::string> preload_executable() const { return std::nullopt; }
   virtual nlohmann::json describe() const = 0;

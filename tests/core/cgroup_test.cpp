@@ -7,10 +7,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "../helpers.hpp"
 #include "core/cgroup.hpp"
 #include "core/cpufreq.hpp"
+#include "core/journal.hpp"
 #include "core/process.hpp"
 
 using namespace rig;
@@ -180,11 +182,58 @@ TEST_CASE("real cgroups on this host: a child joins before exec, caps read back 
   g.set_memory_limit(std::nullopt);
   CHECK_FALSE(g.memory_limit().has_value());
 
-  // Destroy with the child still inside: it is moved out first, then every directory goes.
+  // Destroy with the child still inside: it was the run's, so it is killed, then every directory goes.
   CHECK(g.destroy().empty());
   for (const auto& d : dirs) CHECK_MESSAGE(!fs::exists(d), d);
-  CHECK(slurp("/proc/" + std::to_string(child.pid()) + "/cgroup").find("/rig/") == std::string::npos);
-  child.stop();
+  CHECK_FALSE(child.running());
+  CHECK(child.exit_signal() == SIGKILL);
+}
+
+namespace {
+
+// A shell that leaves a session of its own behind and a double-forked daemon, then exits:
+// both escaped its process group, not the cgroup, and destroy() kills them.
+void tree_dies_with_cgroup(const cgroup_layout& layout, const std::string& label) {
+  temp_dir tmp;
+  auto g = cgroup::create(layout, "test-tree-" + std::to_string(::getpid()), {});
+  REQUIRE(g.has("tree"));
+  MESSAGE(label << ": " << g.path("tree"));
+  const std::string pids = tmp.path + "/pids";
+  auto c = child_process::spawn(
+      {.argv = {"/bin/sh", "-c", "setsid sleep 300 & echo $! > " + pids + "; (sleep 301 &) ; exit 0"},
+       .cgroup_procs = g.procs_files()});
+  REQUIRE(c.wait(5000));
+  for (int i = 0; i < 100 && g.pids().size() < 2; ++i) ::usleep(10'000);
+  const auto left = g.pids();
+  REQUIRE(left.size() == 2);
+  pid_t setsid_child = 0;
+  std::istringstream(slurp(pids)) >> setsid_child;
+  CHECK(std::count(left.begin(), left.end(), setsid_child) == 1);
+  std::vector<unsigned long long> starts;
+  for (pid_t p : left) starts.push_back(process_start_time(p));
+  const std::string tree_dir = g.path("tree");
+  CHECK(g.destroy().empty());
+  for (size_t i = 0; i < left.size(); ++i) CHECK(process_start_time(left[i]) != starts[i]);
+  CHECK_FALSE(fs::exists(tree_dir));
+}
+
+}  // namespace
+
+TEST_CASE("a run's cgroup follows the whole process tree: a setsid grandchild and a daemon die with it (v2, v1 freezer, v1 pids)") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: making cgroups needs root");
+    return;
+  }
+  const auto layout = cgroup_layout::detect();
+  if (!layout.find("tree")) {
+    MESSAGE("skipped: no cgroup hierarchy here (" << layout.describe() << ")");
+    return;
+  }
+  tree_dies_with_cgroup(layout, "this host's choice");
+  // Each way of following the tree that this host has: v2's cgroup.kill, v1's freezer, v1's pids.
+  for (const char* c : {"freezer", "pids"})
+    if (const auto* h = layout.find(c); h && h->version == cg_version::v1)
+      tree_dies_with_cgroup(cgroup_layout::v1_at({{c, h->mount}}), std::string("v1 ") + c);
 }
 
 TEST_CASE("a path's block device: the disk behind it, or a clear refusal for tmpfs") {

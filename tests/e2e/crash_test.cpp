@@ -90,6 +90,7 @@ changes read_journal(const std::string& path) {
     std::istringstream f(line);
     std::string kind, a;
     f >> kind >> a;
+    a = decode_field(a).value_or("");
     if (kind == "cgroup") c.cgroups.push_back(a);
     if (kind == "file") c.files.push_back(a);
     if (kind == "netns") c.namespaces.push_back(std::stoul(a));
@@ -156,10 +157,11 @@ inject = ["x"]
     return;
   }
   ::usleep(300'000);  // well inside the phase, with the injection in force
-  const std::string journal_path = fmt::format("{}/journal-{}.log", state, rig.pid());
+  const std::string journal_path = fmt::format("{}/journal-{}-{}.log", state, rig.pid(), process_start_time(rig.pid()));
   const changes c = read_journal(journal_path);
   INFO("journal while injected:\n" << c.text);
   REQUIRE_FALSE(c.processes.empty());  // the target, at least
+  CHECK_FALSE(c.cgroups.empty());      // the target's process tree, always
   if (kind == "rate" || kind == "netem") CHECK(c.namespaces.size() == 2);
   if (kind == "memory" || kind == "cpu" || kind == "disk") CHECK_FALSE(c.cgroups.empty());
   if (kind == "threads" || kind == "failpoint") CHECK(c.files.size() == 1);

@@ -6,12 +6,14 @@
 #include <sys/resource.h>
 
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <sstream>
 
 #include "../helpers.hpp"
 #include "cgroup_checks.hpp"
 #include "core/cgroup.hpp"
+#include "core/journal.hpp"
 #include "injectors/file_faults.hpp"
 #include "injectors/resource_injectors.hpp"
 
@@ -406,20 +408,25 @@ TEST_CASE("rig killed mid-phase: its journal names the cgroup, the next run refu
       break;
     }
   REQUIRE(in_phase);
-  const std::string journal = slurp(tmp.path + "/state/journal-" + std::to_string(rig.pid()) + ".log");
+  const std::string journal_path =
+      fmt::format("{}/state/journal-{}-{}.log", tmp.path, rig.pid(), process_start_time(rig.pid()));
+  const std::string journal = slurp(journal_path);
   INFO(journal);
   std::vector<std::string> dirs;
   std::istringstream in(journal);
-  for (std::string kind, path; in >> kind >> path;)
-    if (kind == "cgroup") dirs.push_back(path);
-  REQUIRE(dirs.size() >= 2);  // cpu and cpuset at least
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream f(line);
+    std::string kind, path;
+    if (f >> kind >> path && kind == "cgroup") dirs.push_back(decode_field(path).value_or(""));
+  }
+  REQUIRE(dirs.size() >= 3);  // cpu, cpuset and the process tree at least
   ::kill(rig.pid(), SIGKILL);
   REQUIRE(rig.wait(5000));
   for (const auto& d : dirs) CHECK_MESSAGE(fs::exists(d), d);  // what a killed rig leaves behind
 
   const auto refused = run_rig({"run", RIG_SOURCE_DIR "/scenarios/cpu-frequency.toml", "--out", tmp.path}, tmp.path,
                                60'000, env);
-  CHECK(refused.code == 4);
+  CHECK(refused.code == 5);
   CHECK(refused.err.find("run `rig cleanup` first") != std::string::npos);
 
   const auto cleanup = run_rig({"cleanup"}, tmp.path, 60'000, env);
@@ -427,7 +434,7 @@ TEST_CASE("rig killed mid-phase: its journal names the cgroup, the next run refu
   CHECK(cleanup.code == 0);
   CHECK(cleanup.stdout_text().find("removed") != std::string::npos);
   for (const auto& d : dirs) CHECK_MESSAGE(!fs::exists(d), d);
-  CHECK_FALSE(fs::exists(tmp.path + "/state/journal-" + std::to_string(rig.pid()) + ".log"));
+  CHECK_FALSE(fs::exists(journal_path));
   const auto again = run_rig({"cleanup"}, tmp.path, 60'000, env);
   CHECK(again.stdout_text().find("nothing to undo") != std::string::npos);
 }

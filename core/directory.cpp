@@ -1,0 +1,86 @@
+#include "core/directory.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "core/error.hpp"
+
+namespace rig {
+
+directory directory::open(const std::string& path) {
+  directory d;
+  d.path_ = path;
+  d.fd_.reset(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  throw_system_error_on(!d.fd_, "open directory " + path);
+  return d;
+}
+
+std::optional<directory> directory::make_subdir(const std::string& name, mode_t mode) const {
+  if (::mkdirat(fd(), name.c_str(), mode) != 0) {
+    if (errno == EEXIST) return std::nullopt;
+    throw_system_error("make directory " + path_ + "/" + name);
+  }
+  directory d;
+  d.path_ = path_ + "/" + name;
+  d.fd_.reset(::openat(fd(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  throw_system_error_on(!d.fd_, "open directory " + d.path_);
+  return d;
+}
+
+unique_fd directory::create(const std::string& name) const {
+  unique_fd f(::openat(fd(), name.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644));
+  throw_system_error_on(!f, "create " + path_ + "/" + name);
+  return f;
+}
+
+void directory::write_file(const std::string& name, const std::string& text) const {
+  const unique_fd f = create(name);
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(f.get(), text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    throw_system_error_on(n <= 0, "write " + path_ + "/" + name);
+    done += size_t(n);
+  }
+}
+
+std::optional<std::string> directory::read_file(const std::string& name) const {
+  const unique_fd f(::openat(fd(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (!f) return std::nullopt;
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(f.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) return text;
+    text.append(buf, size_t(n));
+  }
+}
+
+void directory::remove(const std::string& name) const { ::unlinkat(fd(), name.c_str(), 0); }
+
+int fd_ostream::fd_buf::overflow(int c) {
+  if (sync() != 0) return traits_type::eof();
+  if (c != traits_type::eof()) {
+    *pptr() = char(c);
+    pbump(1);
+  }
+  return traits_type::not_eof(c);
+}
+
+int fd_ostream::fd_buf::sync() {
+  for (char* p = pbase(); p < pptr();) {
+    if (!fd) return -1;
+    const ssize_t n = ::write(fd.get(), p, size_t(pptr() - p));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return -1;
+    p += n;
+  }
+  setp(data, data + sizeof data);
+  return 0;
+}
+
+}  // namespace rig

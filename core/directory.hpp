@@ -1,0 +1,67 @@
+#pragma once
+// A directory held by a descriptor, and files made and read inside it by name (openat with
+// O_NOFOLLOW): once it is open, renaming it or putting a symbolic link in its place cannot
+// redirect a write. Every descriptor is close-on-exec.
+#include <optional>
+#include <ostream>
+#include <streambuf>
+#include <string>
+
+#include "core/fd.hpp"
+
+namespace rig {
+
+class directory {
+ public:
+  directory() = default;
+  // An existing directory by path (the path itself may go through links a user chose).
+  static directory open(const std::string& path);
+  // A new subdirectory `name` (mkdirat), opened without following a link; nullopt if it exists.
+  std::optional<directory> make_subdir(const std::string& name, mode_t mode = 0755) const;
+
+  const std::string& path() const { return path_; }
+  int fd() const { return fd_.get(); }
+  explicit operator bool() const { return bool(fd_); }
+
+  // A file of this directory for writing, made (0644) or truncated; never through a link.
+  unique_fd create(const std::string& name) const;
+  // Writes the whole text to a file of this directory; throws naming the file on failure.
+  void write_file(const std::string& name, const std::string& text) const;
+  // The whole file, or nullopt (errno set) when it cannot be opened or read.
+  std::optional<std::string> read_file(const std::string& name) const;
+  void remove(const std::string& name) const;
+
+ private:
+  std::string path_;
+  unique_fd fd_;
+};
+
+// An ostream over a file descriptor it owns (what std::ofstream cannot be: made by openat,
+// close-on-exec). A failed write sets badbit.
+class fd_ostream : public std::ostream {
+ public:
+  fd_ostream() : std::ostream(&buf_) {}
+  explicit fd_ostream(unique_fd fd) : std::ostream(&buf_) { open(std::move(fd)); }
+  void open(unique_fd fd) {
+    buf_.fd = std::move(fd);
+    clear(buf_.fd ? goodbit : badbit);
+  }
+  bool is_open() const { return bool(buf_.fd); }
+  void close() {
+    flush();
+    buf_.fd.reset();
+  }
+
+ private:
+  struct fd_buf : std::streambuf {
+    unique_fd fd;
+    char data[8192];
+    fd_buf() { setp(data, data + sizeof data); }
+    ~fd_buf() override { sync(); }
+    int overflow(int c) override;
+    int sync() override;
+  };
+  fd_buf buf_;
+};
+
+}  // namespace rig

@@ -1,0 +1,15 @@
+#pragma once
+// pidfds through the system calls: glibc 2.36's <sys/pidfd.h> declares them without C linkage.
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace rig {
+
+// A descriptor for process `pid` that stays with that process (its number cannot pass to
+// another while it is open); -1 with errno when the process is gone. Close-on-exec.
+inline int open_pidfd(pid_t pid) { return int(::syscall(SYS_pidfd_open, pid, 0)); }
+// Sends `sig` to the process a pidfd holds; -1 with errno ESRCH once it has exited.
+inline int pidfd_signal(int pidfd, int sig) { return int(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0)); }
+
+}  // namespace rig

@@ -1,0 +1,369 @@
+// A root tool the host can trust, end to end: a target's whole process tree is the run's (a
+// daemon it leaves, a setsid grandchild) and goes with it at the end, on SIGINT, and after
+// SIGKILL + `rig cleanup`; the target holds no descriptor of rig's; a run directory swapped for
+// a link mid-run redirects no write; a killed rig's state makes `rig run` refuse with exit 5
+// (or be undone first with --cleanup-first); no other user can reach rig's sockets.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "../helpers.hpp"
+#include "core/failpoint_channel.hpp"
+#include "core/journal.hpp"
+#include "targets/control_client.hpp"
+
+using namespace rig;
+using namespace rig::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool root() {
+  if (::geteuid() == 0) return true;
+  MESSAGE("skipped: needs root (cgroups, another user's identity)");
+  return false;
+}
+
+// The pid a script wrote to `file`, with its start time, once it is there.
+std::pair<pid_t, unsigned long long> pid_from(const std::string& file) {
+  for (int i = 0; i < 300 && slurp(file).find('\n') == std::string::npos; ++i) ::usleep(10'000);
+  pid_t p = 0;
+  std::istringstream(slurp(file)) >> p;
+  return {p, process_start_time(p)};
+}
+
+// (A start time of 0: it was gone already when its pid was read.)
+bool same_process_alive(const std::pair<pid_t, unsigned long long>& p) {
+  return p.first > 0 && p.second != 0 && process_start_time(p.first) == p.second;
+}
+
+// A scenario whose command target is `sh -c SCRIPT`; {rig} in the script is the rig binary.
+void write_scenario(const std::string& path, const std::string& script, const std::string& last_phase = "1s") {
+  std::string s = script;
+  for (size_t at; (at = s.find("{rig}")) != std::string::npos;) s.replace(at, 5, RIG_BINARY);
+  std::ofstream(path) << fmt::format(R"(name = "trust"
+[target]
+kind = "command"
+run = ["/bin/sh", "-c", '''{}''']
+ready_timeout = "5s"
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "100/s"
+timeout = "1s"
+[[phases]]
+name = "baseline"
+duration = "1s"
+[[phases]]
+name = "last"
+duration = "{}"
+)",
+                                     s, last_phase);
+}
+
+// Runs a function in a child process with another user's identity; its exit code.
+template <class F>
+int as_user(uid_t uid, F fn) {
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(uid) != 0 || ::setuid(uid) != 0) _exit(100);
+    _exit(fn());
+  }
+  int status = 0;
+  REQUIRE(::waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 200;
+}
+
+constexpr uid_t other_user = 54321;
+
+}  // namespace
+
+TEST_CASE("trust: a command target that daemonizes is refused, naming its foreground flag, and its daemon is gone") {
+  if (!root()) return;
+  temp_dir tmp;
+  write_scenario(tmp.path + "/s.toml",
+                 "setsid {rig} target --bind {host} --port {port} & echo $! > " + tmp.path + "/daemon.pid; exit 0");
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path + "/runs"}, tmp.path, 60'000,
+                           {"RIG_STATE_DIR=" + tmp.path + "/state"});
+  INFO(run.stdout_text() << run.err);
+  const auto daemon = pid_from(tmp.path + "/daemon.pid");
+  REQUIRE(daemon.first > 0);
+  CHECK(run.code == 4);
+  CHECK(run.err.find("daemonized") != std::string::npos);
+  CHECK(run.err.find("foreground") != std::string::npos);
+  CHECK(run.err.find("--daemonize no") != std::string::npos);
+  CHECK_FALSE(same_process_alive(daemon));
+  CHECK_FALSE(fs::exists(tmp.path + "/state"));
+}
+
+namespace {
+
+enum class ending { normal, sigint, sigkill };
+
+void grandchild_ends_with_run(ending how) {
+  temp_dir tmp;
+  const std::string state = tmp.path + "/state";
+  const std::vector<std::string> env = {"RIG_STATE_DIR=" + state};
+  write_scenario(tmp.path + "/s.toml",
+                 "setsid sleep 300 & echo $! > " + tmp.path + "/gc.pid; exec {rig} target --bind {host} --port {port}",
+                 how == ending::normal ? "1s" : "60s");
+  const std::vector<std::string> args = {"run", tmp.path + "/s.toml", "--out", tmp.path + "/runs"};
+  if (how == ending::normal) {
+    const auto run = run_rig(args, tmp.path, 60'000, env);
+    INFO(run.stdout_text() << run.err);
+    CHECK(run.code == 0);
+    const auto r = run.report();
+    CHECK(r["target"]["cgroup"]["tree"]["path"].get<std::string>().find("/rig/run-") != std::string::npos);
+  } else {
+    auto rig = child_process::spawn({.argv = {RIG_BINARY, args[0], args[1], args[2], args[3]},
+                                     .capture_stdout = true, .stderr_path = tmp.path + "/stderr.txt", .env = env});
+    bool in_last = false;
+    while (auto line = rig.read_line(30'000))
+      if (line->find("▶ last") != std::string::npos) {
+        in_last = true;
+        break;
+      }
+    REQUIRE(in_last);
+    REQUIRE(same_process_alive(pid_from(tmp.path + "/gc.pid")));
+    ::kill(rig.pid(), how == ending::sigint ? SIGINT : SIGKILL);
+    while (rig.read_line(20'000)) {
+    }
+    REQUIRE(rig.wait(20'000));
+    if (how == ending::sigint) {
+      CHECK(rig.exit_code() == 130);
+    } else {
+      const auto cleanup = run_rig({"cleanup"}, tmp.path, 60'000, env);
+      INFO(cleanup.stdout_text() << cleanup.err);
+      CHECK(cleanup.code == 0);
+      CHECK(cleanup.stdout_text().find("rig started was still in it: killed first") != std::string::npos);
+    }
+  }
+  const auto gc = pid_from(tmp.path + "/gc.pid");
+  REQUIRE(gc.first > 0);
+  for (int i = 0; i < 100 && same_process_alive(gc); ++i) ::usleep(10'000);
+  CHECK_MESSAGE(!same_process_alive(gc), "the target's setsid grandchild outlived the run: pid ", gc.first);
+  CHECK_FALSE(fs::exists(state));
+}
+
+}  // namespace
+
+TEST_CASE("trust: a target's setsid grandchild ends with the run (normal end)") {
+  if (root()) grandchild_ends_with_run(ending::normal);
+}
+TEST_CASE("trust: a target's setsid grandchild ends with the run (SIGINT)") {
+  if (root()) grandchild_ends_with_run(ending::sigint);
+}
+TEST_CASE("trust: a target's setsid grandchild ends with the run (SIGKILL, then rig cleanup)") {
+  if (root()) grandchild_ends_with_run(ending::sigkill);
+}
+
+TEST_CASE("trust: the target holds only its standard descriptors, and no shim or failpoint variable it does not need") {
+  temp_dir tmp;
+  // Printed to the target's own output (no redirection: a shell keeps a copy of a redirected fd).
+  write_scenario(tmp.path + "/s.toml", "ls -l /proc/$$/fd; echo ENV; cat /proc/$$/environ; echo; echo END; "
+                                       "exec {rig} target --bind {host} --port {port}");
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path + "/runs"}, tmp.path, 60'000,
+                           {"RIG_STATE_DIR=" + tmp.path + "/state"});
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  std::set<int> fds;
+  const std::string log = slurp(run.run_dir() + "/target.log");
+  INFO(log);
+  REQUIRE(log.find("ENV") != std::string::npos);
+  const std::string listing = log.substr(0, log.find("ENV")), env = log.substr(log.find("ENV"), log.find("END"));
+  std::istringstream in(listing);
+  for (std::string line; std::getline(in, line);)
+    if (const auto arrow = line.find(" -> "); arrow != std::string::npos) {
+      const auto sp = line.rfind(' ', arrow - 1);
+      fds.insert(std::stoi(line.substr(sp + 1, arrow - sp - 1)));
+    }
+  for (int fd : fds) CHECK_MESSAGE(fd <= 2, "descriptor ", fd, " of rig's reached the target");
+  for (const char* var : {"LD_PRELOAD=", "RIG_SHIM_FD=", "RIG_FAILPOINT_SOCKET="})
+    CHECK_MESSAGE(env.find(var) == std::string::npos, var, " is in the target's environment");
+}
+
+TEST_CASE("trust: a run directory swapped for a link mid-run: every file goes to the directory rig made") {
+  temp_dir tmp;
+  const std::string runs = tmp.path + "/runs", decoy = tmp.path + "/decoy";
+  fs::create_directories(decoy);
+  std::ofstream(decoy + "/report.json") << "precious";
+  ::chmod((decoy + "/report.json").c_str(), 0600);
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "swap"
+[target]
+kind = "builtin"
+wal = true
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "200/s"
+[[phases]]
+name = "baseline"
+duration = "1s"
+[[phases]]
+name = "last"
+duration = "2s"
+)";
+  auto rig = child_process::spawn({.argv = {RIG_BINARY, "run", tmp.path + "/s.toml", "--out", runs},
+                                   .capture_stdout = true,
+                                   .stderr_path = tmp.path + "/stderr.txt",
+                                   .env = {"RIG_STATE_DIR=" + tmp.path + "/state"}});
+  std::string out;
+  bool started = false;
+  while (auto line = rig.read_line(30'000)) {
+    out += *line + "\n";
+    if (line->find("▶ baseline") != std::string::npos) {
+      started = true;
+      break;
+    }
+  }
+  REQUIRE(started);
+  std::string made;
+  for (const auto& e : fs::directory_iterator(runs)) made = e.path();
+  REQUIRE_FALSE(made.empty());
+  fs::rename(made, made + ".moved");
+  fs::create_directory_symlink(decoy, made);
+  while (auto line = rig.read_line(30'000)) out += *line + "\n";
+  REQUIRE(rig.wait(30'000));
+  INFO(out << slurp(tmp.path + "/stderr.txt"));
+  CHECK(rig.exit_code() == 0);
+  CHECK(slurp(decoy + "/report.json") == "precious");
+  std::set<std::string> in_decoy;
+  for (const auto& e : fs::directory_iterator(decoy)) in_decoy.insert(e.path().filename());
+  CHECK(in_decoy == std::set<std::string>{"report.json"});
+  for (const char* f : {"report.json", "report.html", "timeseries.csv", "scenario.toml", "target.log", "target.wal"})
+    CHECK_MESSAGE(fs::exists(made + ".moved/" + f), f, " is not in the directory rig made");
+  const auto report = nlohmann::json::parse(slurp(made + ".moved/report.json"));
+  CHECK(report["status"] == "ok");
+}
+
+TEST_CASE("trust: after a killed rig, rig run refuses with exit 5, and --cleanup-first undoes the dead rig's changes first") {
+  temp_dir tmp;
+  const std::string state = tmp.path + "/state";
+  const std::vector<std::string> env = {"RIG_STATE_DIR=" + state};
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "stale"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "100/s"
+[[phases]]
+name = "baseline"
+duration = "30s"
+)";
+  auto killed = child_process::spawn({.argv = {RIG_BINARY, "run", tmp.path + "/s.toml", "--out", tmp.path + "/runs"},
+                                      .capture_stdout = true, .stderr_path = tmp.path + "/killed.txt", .env = env});
+  bool running = false;
+  while (auto line = killed.read_line(30'000))
+    if (line->find("▶ baseline") != std::string::npos) {
+      running = true;
+      break;
+    }
+  REQUIRE(running);
+  ::kill(killed.pid(), SIGKILL);
+  REQUIRE(killed.wait(5000));
+  REQUIRE(fs::exists(state));
+
+  const std::vector<std::string> quick = {"run", tmp.path + "/s.toml", "--out", tmp.path + "/runs", "--set",
+                                          "phases.baseline.duration=1s"};
+  const auto refused = run_rig(quick, tmp.path, 60'000, env);
+  INFO(refused.stdout_text() << refused.err);
+  CHECK(refused.code == 5);
+  CHECK(refused.err.find("rig cleanup") != std::string::npos);
+  CHECK(refused.err.find("--cleanup-first") != std::string::npos);
+  CHECK(fs::exists(state));
+
+  auto with_flag = quick;
+  with_flag.push_back("--cleanup-first");
+  const auto cleaned = run_rig(with_flag, tmp.path, 60'000, env);
+  INFO(cleaned.stdout_text() << cleaned.err);
+  CHECK(cleaned.code == 0);
+  CHECK(cleaned.err.find(fmt::format("rig cleanup: rig pid {}", killed.pid())) != std::string::npos);
+  CHECK(cleaned.err.find("removed") != std::string::npos);
+  CHECK_FALSE(fs::exists(state));
+}
+
+TEST_CASE("trust: the failpoint channel refuses another user, in its 0700 directory and by its peer credentials") {
+  if (!root()) return;
+  temp_dir tmp;
+  ::chmod(tmp.path.c_str(), 0755);
+  ::setenv("RIG_STATE_DIR", (tmp.path + "/state").c_str(), 1);
+  const scope_exit unset([] { ::unsetenv("RIG_STATE_DIR"); });
+  failpoint_channel ch;
+  struct stat st {};
+  REQUIRE(::stat(ch.path().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  auto connect_and_hello = [&] {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::strncpy(a.sun_path, ch.path().c_str(), sizeof a.sun_path - 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return errno == EACCES ? 10 : 11;
+    const std::string hello = fmt::format("hello pid={}\n", ::getpid());
+    (void)!::write(fd, hello.data(), hello.size());
+    ::usleep(300'000);
+    return 0;
+  };
+  CHECK(as_user(other_user, connect_and_hello) == 10);  // the directory is rig's user's alone
+  // Even with the directory and the socket opened to everyone, the channel takes no other user.
+  ::chmod((tmp.path + "/state").c_str(), 0755);
+  ::chmod(ch.path().c_str(), 0777);
+  CHECK(as_user(other_user, connect_and_hello) == 0);
+  CHECK(ch.await_processes(200) == 0);
+  CHECK(connect_and_hello() == 0);  // rig's own user is taken
+  CHECK(ch.await_processes(200) == 1);
+  ::chmod((tmp.path + "/state").c_str(), 0700);
+}
+
+TEST_CASE("trust: the built-in target's named control socket serves only its own user, a few connections at a time") {
+  if (!root()) return;
+  temp_dir tmp;
+  const std::string name = fmt::format("@rig-trust-test-{}", ::getpid());
+  auto target = child_process::spawn({.argv = {RIG_BINARY, "target", "--port", "0", "--control", name},
+                                      .capture_stdout = true, .stderr_path = tmp.path + "/target.txt"});
+  REQUIRE(target.read_line(10'000));
+  auto attack = [&] {
+    control_client c;
+    try {
+      c.connect(name, 1000);
+      c.request("policy nodelay=0 sndbuf=1 rcvbuf=1");
+      return 1;  // answered: the attack got through
+    } catch (const std::exception&) {
+      return 0;
+    }
+  };
+  CHECK(as_user(other_user, attack) == 0);
+  control_client mine;
+  mine.connect(name, 2000);
+  const std::string policy = mine.request("policy");
+  INFO(policy);
+  CHECK(policy.find("nodelay=0") == std::string::npos);  // nothing was set by the other user
+  CHECK(policy.find("sndbuf=1 ") == std::string::npos);
+  // Up to the bound, and no more: the next connection is closed unanswered.
+  std::vector<std::unique_ptr<control_client>> held;
+  for (int i = 1; i < 8; ++i) {
+    held.push_back(std::make_unique<control_client>());
+    held.back()->connect(name, 2000);
+    CHECK(held.back()->request("stats").find("requests=") != std::string::npos);
+  }
+  control_client one_too_many;
+  one_too_many.connect(name, 1000);
+  CHECK_THROWS(one_too_many.request("stats"));
+  held.pop_back();  // one goes: a new one is served again
+  ::usleep(100'000);
+  control_client again;
+  again.connect(name, 2000);
+  CHECK(again.request("stats").find("requests=") != std::string::npos);
+}
