@@ -10,6 +10,9 @@ namespace {
 // Counts the test cases that really ran: ctest runs each one by name, and a name doctest's
 // filter cannot match (e.g. one with ';', which CMake splits) would otherwise "pass" empty.
 std::atomic<int> cases_run{0};
+// A test that cannot run here says "skipped: <why>" and returns: ctest reports it as skipped
+// (exit 77, SKIP_RETURN_CODE), never as passed.
+std::atomic<bool> skipped{false};
 
 struct run_counter : doctest::IReporter {
   explicit run_counter(const doctest::ContextOptions&) {}
@@ -23,7 +26,9 @@ struct run_counter : doctest::IReporter {
   void subcase_start(const doctest::SubcaseSignature&) override {}
   void subcase_end() override {}
   void log_assert(const doctest::AssertData&) override {}
-  void log_message(const doctest::MessageData&) override {}
+  void log_message(const doctest::MessageData& m) override {
+    if (std::string_view(m.m_string.c_str()).rfind("skipped: ", 0) == 0) skipped = true;
+  }
   void test_case_skipped(const doctest::TestCaseData&) override {}
 };
 REGISTER_LISTENER("run_counter", 1, run_counter);
@@ -44,5 +49,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "no test case matched: a test name must not contain ';' (ctest splits on it)\n");
     return 1;
   }
+  if (rc == 0 && cases_run == 1 && skipped) return 77;
   return rc;
 }
