@@ -404,10 +404,8 @@ void cgroup::add(pid_t pid) {
 
 std::vector<pid_t> cgroup::pids() const {
   std::set<pid_t> out;
-  for (const auto& f : procs_files()) {
-    std::ifstream in(f);
-    for (long p; in >> p;) out.insert(pid_t(p));
-  }
+  for (const auto& [c, d] : dirs_)
+    for (pid_t p : pids_in(d.path)) out.insert(p);
   return {out.begin(), out.end()};
 }
 

@@ -49,8 +49,13 @@ namespace {
 
 unique_fd open_state_dir(bool create) {
   const std::string dir = state_dir();
-  if (create && ::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    throw_system_error("make rig's state directory " + dir);
+  if (create) {
+    // Its parent (/run in a bare initramfs, say) is made as mkdir -p would; the directory itself 0700.
+    std::error_code ec;
+    if (const auto parent = std::filesystem::path(dir).parent_path(); !parent.empty() && !std::filesystem::exists(parent))
+      std::filesystem::create_directories(parent, ec);
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) throw_system_error("make rig's state directory " + dir);
+  }
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) {
     if (errno == ENOENT && !create) return unique_fd();
@@ -328,16 +333,6 @@ void check_cgroup_record(const std::string& dir, const stale_journal& j) {
   if (!std::regex_match(run, std::regex(fmt::format("run-{}-{}-[0-9]+", j.pid, j.start))))
     throw refused(fmt::format("not a run cgroup of this journal's rig (run-{}-{}-N)", j.pid, j.start));
   if (std::filesystem::exists(dir) && !on_cgroupfs(dir)) throw refused("not on a cgroup file system");
-}
-
-// Waits up to timeout_ms until done() holds; true if it did.
-template <class F>
-bool wait_until(F done, int timeout_ms = 3000) {
-  for (int waited = 0;; waited += 10) {
-    if (done()) return true;
-    if (waited >= timeout_ms) return false;
-    ::usleep(10'000);
-  }
 }
 
 bool undo_cgroup(const std::string& dir, const stale_journal& j, std::vector<std::string>& report) {

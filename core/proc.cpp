@@ -73,6 +73,16 @@ std::optional<std::string> stat_fields(pid_t pid) {
   return all.substr(close + 2);
 }
 
+std::optional<proc_stat_head> stat_head(pid_t pid) {
+  const auto f = stat_fields(pid);
+  proc_stat_head h;
+  int ppid = 0, pgrp = 0;
+  if (!f || std::sscanf(f->c_str(), " %c %d %d", &h.state, &ppid, &pgrp) != 3) return std::nullopt;
+  h.ppid = ppid;
+  h.pgrp = pgrp;
+  return h;
+}
+
 std::optional<proc_sample> read_proc(pid_t pid) {
   static const double ticks = double(sysconf(_SC_CLK_TCK));
   const std::string base = "/proc/" + std::to_string(pid);

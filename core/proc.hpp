@@ -22,6 +22,13 @@ struct proc_sample {
 // spaces and parentheses); nullopt when the process is gone.
 std::optional<std::string> stat_fields(pid_t pid);
 
+// The head of /proc/PID/stat: state letter, parent and process group; nullopt when gone.
+struct proc_stat_head {
+  char state = 0;
+  pid_t ppid = 0, pgrp = 0;
+};
+std::optional<proc_stat_head> stat_head(pid_t pid);
+
 // A whole (small) file, by read(2); nullopt with errno set when it cannot be opened or read —
 // a /proc file of a process that exits while it is read, a cgroup file whose cgroup goes.
 // (An ifstream read through istreambuf_iterator throws from inside the iterator instead.)

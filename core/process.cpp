@@ -203,10 +203,7 @@ bool group_has_members(pid_t pgid) {
   while (const dirent* e = ::readdir(d)) {
     const pid_t p = std::atoi(e->d_name);
     if (p <= 0 || p == pgid) continue;
-    const auto f = stat_fields(p);
-    char state = 0;
-    int ppid = 0, pgrp = 0;
-    if (f && std::sscanf(f->c_str(), " %c %d %d", &state, &ppid, &pgrp) == 3 && pgrp == pgid && state != 'Z') {
+    if (const auto h = stat_head(p); h && h->pgrp == pgid && h->state != 'Z') {
       any = true;
       break;
     }

@@ -146,13 +146,8 @@ std::optional<std::string> command_target::daemonized() {
   if (!tree_ || child_.exit_code() != 0) return std::nullopt;
   // What it left there, less rig's own children (a workload's helper may share the cgroup).
   std::vector<pid_t> left;
-  for (pid_t p : tree_->pids()) {
-    const auto f = stat_fields(p);
-    int ppid = 0;
-    char state = 0;
-    if (f && std::sscanf(f->c_str(), " %c %d", &state, &ppid) == 2 && ppid != ::getpid() && state != 'Z')
-      left.push_back(p);
-  }
+  for (pid_t p : tree_->pids())
+    if (const auto h = stat_head(p); h && h->ppid != ::getpid() && h->state != 'Z') left.push_back(p);
   if (left.empty()) return std::nullopt;
   std::string names;
   for (pid_t p : left) {

@@ -79,7 +79,8 @@ TEST_CASE("size-sweep.toml: throughput stops at the workers' capacity and latenc
   }
   const int knee = sw["knee"]["rr"]["index"].get<int>();
   CHECK(knee >= 2);
-  CHECK(knee <= 3);
+  if (!rig::testing::sanitized_skip("how soon the knee comes: instrumented code stretches the 1-client level's p99"))
+    CHECK(knee <= 3);
 }
 
 TEST_CASE("an injector sweep with baseline = true runs a first level without the injector") {
