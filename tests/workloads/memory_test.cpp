@@ -14,6 +14,13 @@ namespace {
 phase_stats run_memory(const std::string& toml, int64_t ms) {
   return rig::testing::phase_run<memory_workload>(bind_text(memory_workload_options(), toml), {"mem"}).phase(ms);
 }
+// How much of the asked rate must be met: a sanitizer instruments the page touching (TSan's
+// memset interceptor walks its shadow memory), which falls short of 256 MiB/s on this VM.
+#ifdef RIG_SANITIZED
+constexpr double slack = 0.4;
+#else
+constexpr double slack = 1.0;
+#endif
 }  // namespace
 
 TEST_CASE("memory workload: 64 MiB/s in 1 MiB chunks, every page faulted in and counted") {
@@ -21,7 +28,8 @@ TEST_CASE("memory workload: 64 MiB/s in 1 MiB chunks, every page faulted in and 
   const uint64_t pages = (1u << 20) / uint64_t(::sysconf(_SC_PAGESIZE));
   MESSAGE("64 MiB/s: " << s.ops << " chunks in 1 s, p50 " << double(s.latency.percentile(50)) / 1e3 << " us, "
                        << s.counts.at("minor_faults") << " minor faults");
-  CHECK(double(s.ops) == doctest::Approx(64).epsilon(0.1));
+  CHECK(double(s.ops) >= 64 * 0.9 * slack);
+  CHECK(double(s.ops) <= 64 * 1.1);
   CHECK(s.error_total() == 0);
   if (!rig::testing::sanitized_skip("exact chunk and page-fault counts: a sanitizer's shadow memory faults too, and "
                                      "a slowed chunk straddles the phase's end")) {
@@ -48,7 +56,7 @@ TEST_CASE("memory workload: everything it held is released when it stops") {
     rig::testing::phase_run<memory_workload> r(bind_text(memory_workload_options(), "rate = \"256MiB/s\"\nhold = \"10s\"\n"),
                                                {"mem"});
     const auto s = r.phase(500);
-    CHECK(s.ops >= 100);
+    CHECK(double(s.ops) >= 100 * slack);
     // phase() stopped the workload: its ~128 MiB are unmapped.
     const auto after = read_proc(::getpid())->rss_bytes;
     MESSAGE("RSS before " << before / 1048576 << " MiB, after stop " << after / 1048576 << " MiB");
