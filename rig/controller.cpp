@@ -903,8 +903,6 @@ int run_scenario(const scenario& sc, const run_options& opts) {
         std::string skipped;
         for (size_t k = pi + 1; k < sc.phases.size(); ++k) skipped += (skipped.empty() ? "" : ", ") + sc.phases[k].name;
         if (!skipped.empty()) rep.events.push_back({t_s(mono_ns()), "phases_skipped", "not run: " + skipped});
-        rep.status = "failed";
-        rep.failure = target_death;
         break;
       }
     }
@@ -952,43 +950,78 @@ int run_scenario(const scenario& sc, const run_options& opts) {
                    [](const event_row& a, const event_row& b) { return a.t_s < b.t_s; });
   write_timeseries(run_start + (run_end - run_start + ns_per_s - 1) / ns_per_s * ns_per_s, false);  // the last second too
 
-  // A target that died mid-run fails the run (exit 4), unless the scenario's checks expect
-  // its death (events.target_exit, events.oom_kill): then the checks decide (exit 0 or 1).
+  // The outcome, said the same way by report.json, the terminal and the exit code. A target that
+  // died mid-run is a result, not rig's failure: a failed check (exit 1), unless the scenario's
+  // checks expect its death (events.target_exit, events.oom_kill). An injection that was not
+  // verified fails the run (exit 1) unless its injector says it may go unverified.
   bool death_expected = false;
   for (const auto& c : sc.checks) death_expected = death_expected || expects_target_death(c);
   bool expectations_ok = true;
-  if (rep.status == "ok" || !target_death.empty()) {
+  std::vector<std::string> unverified;
+  if (rep.status == "ok") {
     const auto j = to_json(rep);
     for (const auto& c : sc.checks) {
       const auto o = evaluate_check(c, j);
       rep.expectations.push_back({c.text, o.ok, o.actual});
       expectations_ok = expectations_ok && o.ok;
     }
-    if (!target_death.empty() && death_expected) {  // the run did what it was asked: checks decide
-      rep.status = "ok";
-      rep.failure.clear();
+    if (!target_death.empty() && !death_expected) {
+      rep.expectations.push_back({"the target runs until the run ends", false, target_death});
+      expectations_ok = false;
+    }
+    for (const auto& ph : rep.phases)
+      for (const auto& i : ph.injections)
+        if (!i.verified && !sc.injector(i.name)->may_be_unverified)
+          unverified.push_back(fmt::format("{} in phase {}", i.name, ph.name));
+    if (!unverified.empty()) {
+      rep.status = "unverified";
+      std::string names;
+      for (const auto& u : unverified) names += (names.empty() ? "" : ", ") + u;
+      rep.failure = "not verified in the target: " + names +
+                    " (the figures of those phases do not show that fault; may_be_unverified = true on an injector "
+                    "accepts it)";
+    } else if (!expectations_ok) {
+      rep.status = "checks_failed";
     }
   }
 
-  run_dir.write_file("report.json", to_json(rep).dump(2) + "\n");
-  if (spilled) run_dir.remove(spill_name);  // all in report.json now
-  std::string html;
+  // A report that cannot be written is rig's failure: never a silent ok.
+  std::string not_written;
   try {
-    html = write_html_report(run_dir);
+    run_dir.write_file("report.json", to_json(rep).dump(2) + "\n");
+    if (spilled) run_dir.remove(spill_name);  // all in report.json now
   } catch (const std::exception& e) {
-    std::cerr << "rig: report.html not written: " << e.what() << "\n";
+    not_written = e.what();
+    rep.status = "failed";
+  }
+  std::string html;
+  if (not_written.empty()) {
+    try {
+      html = write_html_report(run_dir);
+    } catch (const std::exception& e) {
+      std::cerr << "rig: report.html not written: " << e.what() << "\n";
+    }
   }
   chatty << "\n" << terminal_summary(rep, tty);
-  if (opts.quiet)
+  if (opts.quiet) {  // quiet keeps what a person must see: warnings and failed checks
+    for (const auto& ph : rep.phases)
+      for (const auto& w : ph.workloads)
+        if (!w.generator_warning.empty()) out << fmt::format("! {} {}: {}\n", ph.name, w.name, w.generator_warning);
     for (const auto& e : rep.expectations)
       if (!e.ok) out << fmt::format("FAIL {}  (actual {})\n", e.expr, e.actual);
-  out << fmt::format("\nstatus: {}   report: {}/report.json{}\n", rep.status, rep.run_dir,
-                     html.empty() ? "" : "\n  open " + html);
+  }
+  if (rep.status == "unverified") out << "UNVERIFIED " << rep.failure << "\n";
+  if (!not_written.empty())
+    out << fmt::format("\nstatus: failed   report.json not written: {}\n", not_written);
+  else
+    out << fmt::format("\nstatus: {}   report: {}/report.json{}\n", rep.status, rep.run_dir,
+                       html.empty() ? "" : "\n  open " + html);
   out.flush();
 
   if (interrupted_by) return 128 + interrupted_by;
   if (rep.status == "failed") return exit_runtime;
-  return expectations_ok ? exit_ok : exit_expectations;
+  if (rep.status == "unverified" || rep.status == "checks_failed") return exit_expectations;
+  return exit_ok;
 }
 
 }  // namespace rig

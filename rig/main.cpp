@@ -42,8 +42,9 @@ std::string option_line(const option_spec& s) {
 }
 
 template <typename Kind>
-void list_kinds(const char* title, const std::vector<Kind>& kinds) {
+void list_kinds(const char* title, const std::vector<Kind>& kinds, const char* note = nullptr) {
   std::cout << title << "\n";
+  if (note) std::cout << note << "\n";
   for (const auto& k : kinds) {
     std::cout << fmt::format("  {} — {}\n", k.name, k.summary);
     for (const auto& s : k.options()) std::cout << option_line(s);
@@ -338,7 +339,10 @@ int main(int argc, char** argv) {
     if (*list) {
       if (what.empty() || what == "targets") list_kinds("targets", target_kinds());
       if (what.empty() || what == "workloads") list_kinds("workloads", workload_kinds());
-      if (what.empty() || what == "injectors") list_kinds("injectors", injector_kinds());
+      if (what.empty() || what == "injectors")
+        list_kinds("injectors", injector_kinds(),
+                   "(every injector also takes may_be_unverified = true: an injection of it that is not verified in "
+                   "the target then does not fail the run; by default it does, exit 1, status unverified)");
       return exit_ok;
     }
   } catch (const input_error& e) {

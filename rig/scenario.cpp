@@ -166,7 +166,20 @@ struct loader {
     }
     bind_context ctx{file, section, path, &origins, tpos, allow_remote};
     const size_t before = diags.size();
-    kind_decl d{name, kind, bind_options(k->options(), *tbl, ctx, diags), tpos};
+    // Injectors take one key beside their kind's own: may_be_unverified.
+    const bool injector = what == "injector";
+    kind_decl d{name, kind,
+                bind_options(k->options(), *tbl, ctx, diags,
+                             injector ? std::vector<std::string_view>{"kind", "may_be_unverified"}
+                                      : std::vector<std::string_view>{"kind"}),
+                tpos};
+    if (const toml::node* mu = injector ? tbl->get("may_be_unverified") : nullptr) {
+      if (const auto b = mu->value<bool>(); b && mu->is_boolean())
+        d.may_be_unverified = *b;
+      else
+        diags.add(where_table(path + ".may_be_unverified", *mu),
+                  fmt::format("'may_be_unverified' in {} must be true or false", section));
+    }
     if (k->check && diags.size() == before) k->check(d.opts, ctx, diags);
     return d;
   }

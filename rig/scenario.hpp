@@ -16,6 +16,7 @@ struct kind_decl {
   std::string kind;
   option_values opts;
   source_pos where;
+  bool may_be_unverified = false;  // injectors: an injection not verified in the target does not fail the run
 };
 
 struct phase_decl {

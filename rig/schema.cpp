@@ -85,13 +85,14 @@ json table_schema(const option_table& t, json extra_properties = json::object(),
 // Per kind, if `kind` names it then the table is that kind's keys and nothing else: an
 // editor (and the test's validator) then names the very key that is wrong.
 template <class Kinds>
-json kinds_schema(const Kinds& kinds, const char* what) {
+json kinds_schema(const Kinds& kinds, const char* what, const json& envelope = json::object()) {
   json cases = json::array();
   std::vector<std::string> names;
   std::string summary;
   for (const auto& k : kinds) {
-    json then = table_schema(k.options(), {{"kind", {{"const", std::string(k.name)}, {"description", std::string(k.summary)}}}},
-                             {"kind"});
+    json props = envelope;
+    props["kind"] = {{"const", std::string(k.name)}, {"description", std::string(k.summary)}};
+    json then = table_schema(k.options(), props, {"kind"});
     then["title"] = std::string(what) + " " + std::string(k.name);
     then["description"] = std::string(k.summary);
     cases.push_back({{"if", {{"properties", {{"kind", {{"const", std::string(k.name)}}}}}, {"required", {"kind"}}}},
@@ -116,7 +117,14 @@ json scenario_schema() {
                         {"additionalProperties", kinds_schema(workload_kinds(), "workload")}};
   props["injectors"] = {{"type", "object"},
                         {"description", "[injectors.NAME]: faults a phase can inject by NAME"},
-                        {"additionalProperties", kinds_schema(injector_kinds(), "injector")}};
+                        {"additionalProperties",
+                         kinds_schema(injector_kinds(), "injector",
+                                      {{"may_be_unverified",
+                                        {{"type", "boolean"},
+                                         {"default", false},
+                                         {"description", "an injection of this injector that is not verified in the "
+                                                         "target does not fail the run (by default it does: exit 1, "
+                                                         "status unverified)"}}}})}};
   props["phases"] = {{"type", "array"},
                      {"minItems", 1},
                      {"description", "[[phases]]: run in order; each injects the injectors it names"},

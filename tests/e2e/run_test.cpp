@@ -307,7 +307,12 @@ TEST_CASE("proxy-toxics.toml: every toxic in turn on the same connections, expec
     for (const auto& i : p["injections"]) {
       CAPTURE(i["name"].get<std::string>());
       CHECK(i["verified"] == true);
-      CHECK(i["measured"]["chunks"].get<uint64_t>() > 0);
+      const auto& m = i["measured"];
+      // Toxicity is drawn per connection (Toxiproxy's semantics): half_latency (0.5) may spare
+      // all 4 connections (1 run in 16), and then it passes no chunk.
+      CHECK(m["connections_affected"].get<uint64_t>() + m["connections_spared"].get<uint64_t>() >= 4);
+      CHECK((m["chunks"].get<uint64_t>() > 0) == (m["connections_affected"].get<uint64_t>() > 0));
+      if (i["name"] != "half_latency") CHECK(m["connections_spared"] == 0);
     }
   const auto& lat = r["phases"][1]["injections"][0]["measured"];
   CHECK(lat["mean_added_delay_us"].get<double>() == doctest::Approx(10000).epsilon(0.05));
@@ -455,7 +460,7 @@ TEST_CASE("progress: plain lines with phase i/n, elapsed and the last second whe
   CHECK(q.find("phase ") == std::string::npos);  // no table
   CHECK(q.find("FAIL baseline.rr.errors > 0  (actual 0)") != std::string::npos);
   CHECK(q.find("nagle.rr.errors == 0") == std::string::npos);  // passing checks are not listed
-  CHECK(q.find("status: ok   report: ") != std::string::npos);
+  CHECK(q.find("status: checks_failed   report: ") != std::string::npos);  // as the exit code says
 }
 
 TEST_CASE("--allow-remote: beyond loopback only when asked (checked without sending anything there)") {
@@ -563,4 +568,57 @@ inject = ["slow", "nagle"]
   for (const auto& e : r["events"]) event = event || e["kind"] == "injector_skipped";
   CHECK(event);
   CHECK_FALSE(std::filesystem::exists(tmp.path + "/state"));
+}
+
+TEST_CASE("an injection not verified in the target fails the run (exit 1, status unverified) unless its injector may go unverified") {
+  temp_dir tmp;
+  // The server starts without the shim's control variable: LD_PRELOAD reaches it, the shim
+  // cannot answer, and TCP_NODELAY is never forced off in the process that serves.
+  const std::string scenario = std::string(R"(name = "unverified"
+[target]
+kind = "command"
+run = ["/bin/sh", "-c", "exec env -u RIG_SHIM_FD )") + RIG_BINARY + R"( target --bind {host} --port {port} --set reply_writes=2"]
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "50/s"
+timeout = "1s"
+[injectors.no_nodelay]
+kind = "nodelay"
+where = "target"
+%s
+[[phases]]
+name = "baseline"
+duration = "1s"
+[[phases]]
+name = "nagle"
+duration = "1s"
+inject = ["no_nodelay"]
+)";
+  auto write = [&](const std::string& extra) {
+    std::string s = scenario;
+    s.replace(s.find("%s"), 2, extra);
+    std::ofstream(tmp.path + "/s.toml") << s;
+  };
+  write("");
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path, "--quiet"}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 1);
+  CHECK(run.stdout_text().find("✗ no_nodelay") != std::string::npos);
+  CHECK(run.stdout_text().find("UNVERIFIED not verified in the target: no_nodelay in phase nagle") != std::string::npos);
+  CHECK(run.stdout_text().find("status: unverified") != std::string::npos);
+  const auto r = run.report();
+  CHECK(r["status"] == "unverified");
+  CHECK(r["phases"][1]["injections"][0]["verified"] == false);
+
+  write("may_be_unverified = true");
+  const auto accepted = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path, "--quiet"}, tmp.path);
+  INFO(accepted.stdout_text() << accepted.err);
+  CHECK(accepted.code == 0);
+  CHECK(accepted.report()["status"] == "ok");
+
+  write("may_be_unverified = \"yes\"");
+  const auto bad = run_rig({"validate", tmp.path + "/s.toml"}, tmp.path);
+  CHECK(bad.code == 2);
+  CHECK(bad.err.find("'may_be_unverified' in [injectors.no_nodelay] must be true or false") != std::string::npos);
 }

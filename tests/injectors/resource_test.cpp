@@ -74,7 +74,7 @@ TEST_CASE("memory-accumulation-fixed.toml: no growth per op and no OOM under the
   check_cgroup_gone(r);
 }
 
-TEST_CASE("a target that dies when no check expects it fails the run with exit 4") {
+TEST_CASE("a target that dies when no check expects it fails the run with exit 1, as a failed check") {
   if (!can_cap({"memory"})) return;
   temp_dir tmp;
   std::string text = slurp(RIG_SOURCE_DIR "/scenarios/memory-accumulation.toml");
@@ -82,10 +82,14 @@ TEST_CASE("a target that dies when no check expects it fails the run with exit 4
   std::ofstream(tmp.path + "/s.toml") << text;
   const auto run = run_rig(run_args(tmp.path + "/s.toml", tmp.path, {{"baseline", "1s"}, {"capped", "20s"}}), tmp.path);
   INFO(run.stdout_text() << run.err);
-  CHECK(run.code == 4);
+  CHECK(run.code == 1);  // a result the user must see, not rig's own failure
   const auto r = run.report();
-  CHECK(r["status"] == "failed");
-  CHECK(r["failure"].get<std::string>().find("OOM killer") != std::string::npos);
+  CHECK(r["status"] == "checks_failed");
+  REQUIRE(!r["expectations"].empty());
+  const auto& died = r["expectations"].back();
+  CHECK(died["expr"] == "the target runs until the run ends");
+  CHECK(died["ok"] == false);
+  CHECK(died["actual"].get<std::string>().find("OOM killer") != std::string::npos);
   check_cgroup_gone(r);
 }
 

@@ -119,14 +119,15 @@ TEST_CASE("pause and kill in a run: the pause shows as latency, the kill as the 
   CHECK(::kill(target, 0) == -1);
 }
 
-TEST_CASE("a kill no check expects: exit 4 with the report written") {
+TEST_CASE("a kill no check expects: exit 1 with the death as a failed check, the report written") {
   temp_dir tmp;
   std::ofstream(tmp.path + "/s.toml") << pause_and_kill_scenario("");
   const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
-  CHECK(run.code == 4);
+  CHECK(run.code == 1);
+  CHECK(run.stdout_text().find("status: checks_failed") != std::string::npos);
   const auto r = run.report();
-  CHECK(r["status"] == "failed");
-  CHECK(r["failure"].get<std::string>().find("during phase crash") != std::string::npos);
+  CHECK(r["status"] == "checks_failed");
+  CHECK(r["expectations"].back()["actual"].get<std::string>().find("during phase crash") != std::string::npos);
 }
 
 TEST_CASE("pause_for must be shorter than period, and kill signals are named") {
@@ -165,10 +166,10 @@ duration = "5s"
 )";
   const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
   INFO(run.stdout_text() << run.err);
-  CHECK(run.code == 4);  // no check expected it
+  CHECK(run.code == 1);  // no check expected it: a failed check
   const auto r = run.report();
   REQUIRE(r.is_object());
-  CHECK(r["status"] == "failed");
+  CHECK(r["status"] == "checks_failed");
   const auto& death = r["target"]["death"];
   CHECK(death["cause"] == "exit");
   CHECK(death["exit_code"] == 3);
