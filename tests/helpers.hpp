@@ -283,4 +283,20 @@ inline bool can_make_netns() {
   }
 }
 
+// Runs a sweep scenario; its sweep directory (from the last line "sweep: DIR/sweep.json").
+inline std::string run_sweep_ok(const temp_dir& tmp, const std::string& file, const std::vector<std::string>& sets) {
+  std::vector<std::string> args = {"run", std::string(RIG_SOURCE_DIR "/scenarios/") + file, "--out", tmp.path};
+  for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+  const auto run = run_rig(args, tmp.path, 180'000);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  REQUIRE(!run.sweep_dir().empty());
+  return run.sweep_dir();
+}
+
+inline double median(const nlohmann::json& level, const char* metric) {
+  return level["workloads"]["rr"][metric]["median"].get<double>();
+}
+
+
 }  // namespace rig::testing

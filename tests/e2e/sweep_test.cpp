@@ -11,24 +11,6 @@ using namespace rig;
 using namespace rig::testing;
 namespace fs = std::filesystem;
 
-namespace {
-
-// Runs a sweep scenario; its sweep directory (from the last line "sweep: DIR/sweep.json").
-std::string run_sweep_ok(const temp_dir& tmp, const std::string& file, const std::vector<std::string>& sets) {
-  std::vector<std::string> args = {"run", std::string(RIG_SOURCE_DIR "/scenarios/") + file, "--out", tmp.path};
-  for (const auto& s : sets) args.insert(args.end(), {"--set", s});
-  const auto run = run_rig(args, tmp.path, 180'000);
-  INFO(run.stdout_text() << run.err);
-  REQUIRE(run.code == 0);
-  REQUIRE(!run.sweep_dir().empty());
-  return run.sweep_dir();
-}
-
-double median(const nlohmann::json& level, const char* metric) {
-  return level["workloads"]["rr"][metric]["median"].get<double>();
-}
-
-}  // namespace
 
 TEST_CASE("delay-sweep.toml: p50 follows the added delay level by level, throughput falls, the knee is at 1ms") {
   temp_dir tmp;
@@ -64,23 +46,6 @@ TEST_CASE("delay-sweep.toml: p50 follows the added delay level by level, through
   CHECK(html.find("data-name=\"rr p99\" data-points=\"7\"") != std::string::npos);
   CHECK(html.find("class=\"marker-label\"") != std::string::npos);
   CHECK(html.find(">50ms<") != std::string::npos);  // the levels label the x axis
-}
-
-TEST_CASE("size-sweep.toml: throughput stops at the workers' capacity and latency grows with the clients from there") {
-  temp_dir tmp;
-  const std::string dir = run_sweep_ok(tmp, "size-sweep.toml", {"sweep.phase_duration=1s"});
-  const auto sw = nlohmann::json::parse(slurp(dir + "/sweep.json"));
-  const auto& l = sw["levels"];
-  REQUIRE(l.size() == 7);  // 1, 2, 4, ... 64 clients
-  CHECK(median(l[1], "throughput_ops_s") > 1.6 * median(l[0], "throughput_ops_s"));  // 2 clients: both workers busy
-  for (size_t i = 3; i < l.size(); ++i) {
-    CHECK(median(l[i], "throughput_ops_s") == doctest::Approx(median(l[2], "throughput_ops_s")).epsilon(0.15));
-    CHECK(median(l[i], "p50_us") == doctest::Approx(2 * median(l[i - 1], "p50_us")).epsilon(0.25));  // twice the queue
-  }
-  const int knee = sw["knee"]["rr"]["index"].get<int>();
-  CHECK(knee >= 2);
-  if (!rig::testing::sanitized_skip("how soon the knee comes: instrumented code stretches the 1-client level's p99"))
-    CHECK(knee <= 3);
 }
 
 TEST_CASE("an injector sweep with baseline = true runs a first level without the injector") {

