@@ -723,8 +723,8 @@ std::string render_sweep_html(const json& sw) {
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>rig sweep: " + esc(title) +
                   "</title><style>" + std::string(css) + "</style></head><body>\n<h1>" + esc(title) + "</h1>\n";
   o += fmt::format("<p class=\"sub\">{} level{}, {} run{} each; figures of phase <b>{}</b>: the median of the runs, "
-                   "the bars their spread (min to max). The knee: the first level whose median p99 exceeds {:g}× the first "
-                   "level's.</p>\n",
+                   "the bars their spread (min to max). The knee: the first level where every run's p99 exceeds {:g}× the "
+                   "first level's median.</p>\n",
                    levels.size(), levels.size() == 1 ? "" : "s", sw.value("repeats", 1), sw.value("repeats", 1) == 1 ? "" : "s",
                    esc(sw.value("phase", "")), num(sw, "knee_factor", 2));
   auto stat = [](const json& l, const std::string& w, const char* metric, const char* which) {

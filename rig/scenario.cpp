@@ -70,7 +70,7 @@ const option_table& sweep_options() {
       {.name = "baseline", .type = opt_type::boolean, .default_text = "false",
        .help = "an injector sweep: a first level with the injector not applied"},
       {.name = "knee_factor", .type = opt_type::real, .default_text = "2.0",
-       .help = "the knee: the first level whose median p99 exceeds this times the first level's", .min = 1, .max = 1000},
+       .help = "the knee: the first level where every run's p99 exceeds this times the first level's median", .min = 1, .max = 1000},
       {.name = "phase", .type = opt_type::string, .default_text = "",
        .help = "the phase whose figures make the curve (default: the last)"},
       {.name = "phase_duration", .type = opt_type::duration, .default_text = "",

@@ -16,7 +16,7 @@ namespace rig {
 int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const run_options& opts);
 
 // The figures of the measured phase across the runs of each level: median, min, max; and
-// the knee (the first level whose median p99 exceeds knee_factor x the first level's).
+// the knee (the first level where every run's p99 exceeds knee_factor x the first level's median).
 // reports[i] holds level i's runs' report.json.
 nlohmann::json summarize_sweep(const scenario& sc, const std::vector<std::string>& labels,
                                const std::vector<std::vector<nlohmann::json>>& reports);
