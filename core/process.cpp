@@ -284,6 +284,7 @@ std::string signal_name(int sig) {
 
 std::string file_tail(const std::string& path, size_t lines) {
   const std::string text = read_text_file(path).value_or("");
+  if (text.empty()) return "(nothing: " + path + " is empty)";
   size_t at = text.size();
   for (size_t n = 0; n <= lines && at > 0; ++n) {
     at = text.rfind('\n', at - 1);

@@ -81,7 +81,7 @@ kill_outcome kill_process_if_same(pid_t pid, unsigned long long start, int timeo
 // "SIGSEGV" for 11; "signal N" for a number without a name.
 std::string signal_name(int sig);
 
-// The last `lines` lines of a file (a child's log), for error messages.
+// The last `lines` lines of a file (a child's log), for error messages; says so when it is empty.
 std::string file_tail(const std::string& path, size_t lines);
 
 // The path of the running executable (/proc/self/exe).

@@ -22,6 +22,10 @@ struct socket_report {
   int matching = 0;
   std::map<std::string, int64_t> counters;  // what else the mechanism counted (the shim: overrides, ...)
   std::string detail;                       // the same in words, for the verification text
+  // Where the mechanism reaches into processes (the preload shim): whether it answered in every
+  // process that serves the target's port, and the ones it did not reach, named.
+  bool reached_server = true;
+  std::string unreached;
 };
 
 // Optional ability of a target or workload: its sockets can take a policy. Applies to the

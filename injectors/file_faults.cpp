@@ -49,9 +49,10 @@ class file_faults_injector final : public injector {
     const auto& c = at_apply_.counters;
     const int64_t processes = c.count("processes") ? c.at("processes") : 0;
     const int64_t stale = c.count("processes_not_answering") ? c.at("processes_not_answering") : 0;
-    v.ok = processes > 0 && stale == 0;
-    v.text = fmt::format("{} under {}: {}; applied by the shim in {} of {} process{} of the target", ops_text(),
-                         prefix_, what(), processes - stale, processes, processes == 1 ? "" : "es");
+    v.ok = processes > 0 && stale == 0 && at_apply_.reached_server;
+    v.text = fmt::format("{} under {}: {}; applied by the shim in {} of {} process{} of the target{}", ops_text(),
+                         prefix_, what(), processes - stale, processes, processes == 1 ? "" : "es",
+                         at_apply_.unreached.empty() ? "" : "; " + at_apply_.unreached);
     v.measured = {{"processes", processes}, {"prefix", prefix_}};
     return v;
   }

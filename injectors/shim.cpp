@@ -15,6 +15,8 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/listener.hpp"
+#include "core/proc.hpp"
 #include "injectors/preload/shim_control.h"
 
 namespace rig {
@@ -59,10 +61,12 @@ socket_report preload_shim::publish_and_wait() {
   // Each shimmed process re-applies the policy within its 10 ms watch tick.
   const int64_t deadline = mono_ns() + 2 * ns_per_s;
   socket_report r;
+  const auto serving = serving_ ? serving_() : std::vector<pid_t>{};
   for (;;) {
     r = socket_report{};
     bool all = true;
-    int64_t processes = 0, stale = 0;
+    int64_t processes = 0, stale = 0, server_sockets = 0;
+    std::vector<pid_t> answered;
     for (auto& p : ctl_->procs) {
       const int32_t pid = load(&p.pid);
       if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) continue;
@@ -72,6 +76,8 @@ socket_report preload_shim::publish_and_wait() {
         ++stale;
         continue;
       }
+      answered.push_back(pid);
+      if (std::find(serving.begin(), serving.end(), pid) != serving.end()) server_sockets += load(&p.sockets);
       r.sockets += int(load(&p.sockets));
       r.matching += int(load(&p.matching));
       r.counters["setsockopt_overridden"] += load(&p.setsockopt_overridden);
@@ -86,14 +92,40 @@ socket_report preload_shim::publish_and_wait() {
     r.counters["processes"] = processes;
     if (all || mono_ns() > deadline) {
       r.counters["processes_not_answering"] = stale;
+      r.counters["serving_processes"] = int64_t(serving.size());
+      r.counters["serving_sockets"] = server_sockets;
       r.detail = fmt::format("shim in {} process{}{}: {} TCP sockets seen, {} of the program's setsockopt calls overridden",
                              processes, processes == 1 ? "" : "es",
                              stale ? fmt::format(" ({} did not answer)", stale) : "", r.counters["tcp_sockets_seen"],
                              r.counters["setsockopt_overridden"]);
+      check_reach(r, answered);
       return r;
     }
     ::usleep(2000);
   }
+}
+
+// An injection through the shim has landed only if the shim answered in each process that serves
+// the port (through a wrapper's exec too); the target's other processes it missed are named.
+void preload_shim::check_reach(socket_report& r, const std::vector<pid_t>& answered) const {
+  const auto in = [](const std::vector<pid_t>& v, pid_t p) { return std::find(v.begin(), v.end(), p) != v.end(); };
+  const auto serving = serving_ ? serving_() : std::vector<pid_t>{};
+  std::string servers, others;
+  for (pid_t p : serving)
+    if (!in(answered, p)) servers += (servers.empty() ? "" : ", ") + process_name(p);
+  for (pid_t p : tree_ ? tree_() : std::vector<pid_t>{}) {
+    const auto h = stat_head(p);
+    // rig's own helpers (a workload's, in the target's cgroup) are not the target's.
+    if (!in(answered, p) && !in(serving, p) && h && h->state != 'Z' && h->ppid != ::getpid())
+      others += (others.empty() ? "" : ", ") + process_name(p);
+  }
+  r.reached_server = servers.empty();
+  if (!servers.empty())
+    r.unreached = fmt::format("not in the process serving the port: {} (the program dropped LD_PRELOAD or "
+                              "RIG_SHIM_FD, closed the shim's descriptor {}, or is statically linked)",
+                              servers, RIG_SHIM_FD_NUMBER);
+  if (!others.empty()) r.unreached += (r.unreached.empty() ? "" : "; ") + std::string("not in ") + others;
+  if (!r.unreached.empty()) r.detail += "; " + r.unreached;
 }
 
 socket_report preload_shim::set_socket_policy(const socket_policy& p) {

@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +21,12 @@ class preload_shim final : public socket_tunable {
   preload_shim& operator=(const preload_shim&) = delete;
 
   int control_fd() const { return fd_; }
+  // The target's processes, once it runs: the ones serving its port (an injection counts as
+  // landed only when the shim answered in each) and the whole tree (the rest named when missed).
+  void watch_target(std::function<std::vector<pid_t>()> serving, std::function<std::vector<pid_t>()> tree) {
+    serving_ = std::move(serving);
+    tree_ = std::move(tree);
+  }
   // Environment additions for the target: LD_PRELOAD (prepended to any it had) and the fd number.
   std::vector<std::string> environment(const std::string& library) const;
 
@@ -38,8 +45,10 @@ class preload_shim final : public socket_tunable {
 
  private:
   socket_report publish_and_wait();
+  void check_reach(socket_report& r, const std::vector<pid_t>& answered) const;
   int fd_ = -1;
   rig_shim_control* ctl_ = nullptr;
+  std::function<std::vector<pid_t>()> serving_, tree_;
 };
 
 // The shim library built beside the rig binary, or nullopt with the reason.

@@ -54,7 +54,7 @@ class socket_injector final : public injector {
       if (r.sockets == 0 && s.site.may_be_empty) continue;
       total += r.sockets;
       matching += r.matching;
-      v.ok = v.ok && r.sockets > 0 && r.matching == r.sockets;
+      v.ok = v.ok && r.sockets > 0 && r.matching == r.sockets && r.reached_server;
       v.text += fmt::format("{}{}: {} of {} sockets read back {}", v.text.empty() ? "" : "; ", s.site.name,
                             r.matching, r.sockets, forced_.str());
       nlohmann::json m = {{"sockets", r.sockets}, {"matching", r.matching}};

@@ -17,6 +17,7 @@
 #include "core/directory.hpp"
 #include "core/host.hpp"
 #include "core/journal.hpp"
+#include "core/listener.hpp"
 #include "core/netns.hpp"
 #include "core/veth_network.hpp"
 #include "core/sampler.hpp"
@@ -721,6 +722,9 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     tenv.rig_exe = opts.rig_exe;
     tgt->start(tenv);
     ctx.target_pid = tgt->pid();
+    if (shim)
+      shim->watch_target([&] { return tgt->serving_pids(); },
+                         [&] { return target_cgroup.exists() ? target_cgroup.pids() : process_tree(*tgt->pid()); });
     rep.target = tgt->describe();
     if (failpoints) rep.target["failpoint_channel"] = failpoints->path();
     if (net)

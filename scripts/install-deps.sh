@@ -23,6 +23,7 @@ packages=(
   zlib1g-dev                # that test reads Chromium's PNG screenshot
   python3-jsonschema        # validates scenarios/ against `rig schema` (with python3's tomllib)
   clang libclang-rt-14-dev  # make fuzz: libFuzzer and clang's ASan/UBSan runtimes
+  numactl                   # one of the wrappers the preload shim is tested through (env, taskset, nice, numactl, sh)
 )
 for arg in "$@"; do
   case "$arg" in

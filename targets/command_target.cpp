@@ -1,16 +1,20 @@
 #include "targets/command_target.hpp"
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <regex>
 
 #include "core/cgroup.hpp"
 #include "core/clock.hpp"
 #include "core/fd.hpp"
+#include "core/listener.hpp"
 #include "core/net.hpp"
+#include "core/pidfd.hpp"
 #include "core/proc.hpp"
 #include "core/process.hpp"
 
@@ -20,8 +24,8 @@ const option_table& command_options() {
   static const option_table t = {
       {.name = "run", .type = opt_type::strings, .default_text = "",
        .help = "program and arguments; {port} becomes the port, {host} the address to listen on "
-               "(127.0.0.1, or the target's veth address when netem/rate put it in a namespace), {rig} the rig binary "
-               "(e.g. [\"redis-server\", \"--bind\", \"{host}\", \"--port\", \"{port}\"])",
+               "(127.0.0.1, or the target's veth address when netem/rate put it in a namespace), {rig} the rig binary, "
+               "in any argument (e.g. [\"redis-server\", \"--bind\", \"{host}\", \"--port\", \"{port}\"])",
        .required = true},
       {.name = "env", .type = opt_type::string_map, .default_text = "",
        .help = "environment added for the program, e.g. { MALLOC_ARENA_MAX = \"2\" }"},
@@ -85,14 +89,25 @@ command_target::command_target(const option_values& v) : opts_(v) {
 void command_target::start(const target_env& env) {
   port_ = opts_.integer("port") ? uint16_t(opts_.integer("port")) : pick_free_port();
   host_ = env.host;
+  // A fixed port another server already holds would pass the readiness check and be measured
+  // in the target's place. (In a network namespace of the run's own, nothing else listens.)
+  if (opts_.integer("port") && env.netns_fd < 0)
+    if (const auto held = port_holders(port_, host_); !held.empty())
+      throw std::runtime_error(fmt::format(
+          "{} before the target starts: rig would measure that server, not the one it starts. Stop it, or leave "
+          "'port' out of [target] so rig picks a free port and passes it as {{port}}",
+          held));
   std::vector<std::string> argv;
+  const std::string rig_exe = env.rig_exe.empty() ? self_exe() : env.rig_exe;
   for (const auto& a : opts_.strings("run")) {
     std::string arg = a;
     for (size_t at; (at = arg.find("{port}")) != std::string::npos;) arg.replace(at, 6, std::to_string(port_));
     for (size_t at; (at = arg.find("{host}")) != std::string::npos;) arg.replace(at, 6, env.host);
+    // Anywhere in an argument too: a wrapper's command line ("sh", "-c", "exec {rig} target ...").
+    for (size_t at; (at = arg.find("{rig}")) != std::string::npos;) arg.replace(at, 5, rig_exe);
     argv.push_back(arg);
   }
-  if (opts_.strings("run").at(0) == "{rig}") executable_ = env.rig_exe;
+  if (opts_.strings("run").at(0) == "{rig}") executable_ = rig_exe;
   argv[0] = executable_;
   argv_ = argv;
   std::vector<std::string> environment;
@@ -113,6 +128,12 @@ void command_target::start(const target_env& env) {
     if (by_log ? std::regex_search(read_text_file(log_path_).value_or(""), ready_re) : port_accepts(host_, port_)) {
       if (!child_.running())
         if (auto d = daemonized()) throw std::runtime_error(*d);
+      try {
+        find_server();
+      } catch (...) {
+        child_.stop(int(opts_.duration_ns("stop_timeout") / ns_per_ms));
+        throw;
+      }
       return;
     }
     const std::string why = by_log ? fmt::format("its output never matched /{}/", opts_.str("ready_log"))
@@ -138,8 +159,55 @@ void command_target::start(const target_env& env) {
 void command_target::stop() noexcept { child_.stop(int(opts_.duration_ns("stop_timeout") / ns_per_ms)); }
 
 std::optional<pid_t> command_target::pid() const {
+  if (serving_ > 0) return serving_;
   if (child_.pid() > 0) return child_.pid();
   return std::nullopt;
+}
+
+std::vector<pid_t> command_target::target_processes() const {
+  if (tree_) return tree_->pids();
+  return child_.pid() > 0 ? process_tree(child_.pid()) : std::vector<pid_t>{};
+}
+
+std::vector<pid_t> command_target::listening_in_tree() const {
+  std::vector<uint64_t> inodes;
+  for (const auto& l : tcp_listeners(port_, child_.pid())) inodes.push_back(l.inode);
+  auto holders = socket_holders(inodes, target_processes());
+  // The one found ready first, then the others (a master's workers share its socket).
+  std::stable_partition(holders.begin(), holders.end(), [&](pid_t p) { return p == serving_; });
+  return holders;
+}
+
+std::vector<pid_t> command_target::serving_pids() const {
+  auto p = listening_in_tree();
+  if (p.empty() && serving_ > 0) p.push_back(serving_);
+  return p;
+}
+
+// The port accepts: the socket must be the target's, and the process that holds it is the one
+// measured, signalled and checked for injections (a wrapper's child, not the wrapper).
+void command_target::find_server() {
+  std::vector<uint64_t> inodes;
+  const auto listeners = tcp_listeners(port_, child_.pid());
+  for (const auto& l : listeners) inodes.push_back(l.inode);
+  if (inodes.empty()) return;  // ready by its log, listening later (or elsewhere): workloads will say
+  const auto mine = target_processes();
+  auto holders = socket_holders(inodes, mine);
+  if (holders.empty()) {
+    std::string others;
+    for (pid_t p : socket_holders(inodes)) others += (others.empty() ? "" : ", ") + process_name(p);
+    throw std::runtime_error(fmt::format(
+        "{}:{} accepts connections, but no process of the target listens there (it is held by {}): rig would "
+        "measure that server, not the one it started. Stop it, or leave 'port' out of [target] so rig picks a free "
+        "port; last output of the target:\n{}",
+        host_, port_, others.empty() ? "a process rig cannot see" : others, file_tail(log_path_, 20)));
+  }
+  // The holder nearest the process rig started (mine lists parents before children).
+  serving_ = *std::min_element(holders.begin(), holders.end(), [&](pid_t a, pid_t b) {
+    return std::find(mine.begin(), mine.end(), a) < std::find(mine.begin(), mine.end(), b);
+  });
+  serving_name_ = process_name(serving_);
+  if (serving_ != child_.pid()) serving_fd_ = unique_fd(open_pidfd(serving_));
 }
 
 std::optional<std::string> command_target::daemonized() {
@@ -166,11 +234,22 @@ std::optional<exit_info> command_target::died() {
   auto how = child_.ended();
   if (how)
     if (auto d = daemonized()) how->how = *d;
+  // A wrapper that outlives its server (sh -c "server; sleep 1000") does not keep the target alive.
+  if (!how && serving_fd_.get() >= 0) {
+    pollfd p{serving_fd_.get(), POLLIN, 0};
+    if (::poll(&p, 1, 0) == 1)
+      how = exit_info{fmt::format("the serving process {} exited (the process rig started, pid {}, still runs)",
+                                  serving_name_, child_.pid())};
+  }
   return how;
 }
 
 nlohmann::json command_target::describe() const {
-  return {{"kind", "command"}, {"pid", child_.pid()}, {"host", host_}, {"port", port_}, {"argv", argv_}, {"params", opts_.to_json()}};
+  nlohmann::json j = {{"kind", "command"}, {"pid", child_.pid()}, {"host", host_}, {"port", port_}, {"argv", argv_},
+                      {"params", opts_.to_json()}};
+  // The process measured and reached into, when it is not the one rig started (a wrapper's child).
+  if (serving_ > 0) j["serving"] = {{"pid", serving_}, {"process", serving_name_}};
+  return j;
 }
 
 }  // namespace rig

@@ -1,4 +1,5 @@
 #pragma once
+#include "core/fd.hpp"
 #include "core/process.hpp"
 #include "targets/target.hpp"
 
@@ -16,7 +17,9 @@ class command_target final : public target {
   void stop() noexcept override;
   std::string host() const override { return host_; }
   uint16_t port() const override { return port_; }
+  // The process that serves the port (a wrapper's child, a server's master), else the one rig started.
   std::optional<pid_t> pid() const override;
+  std::vector<pid_t> serving_pids() const override;
   std::optional<exit_info> died() override;
   bool started_by_rig() const override { return true; }
   std::optional<std::string> preload_executable() const override { return executable_; }
@@ -30,8 +33,15 @@ class command_target final : public target {
   const cgroup* tree_ = nullptr;  // the run's cgroup, where a daemon it started would be found
   // Set when the process rig started exited 0 and left others running: it daemonized.
   std::optional<std::string> daemonized();
+  // The processes of the target that hold its listening socket, with the one found ready first.
+  std::vector<pid_t> listening_in_tree() const;
+  std::vector<pid_t> target_processes() const;
+  void find_server();
   std::string host_ = "127.0.0.1";
   uint16_t port_ = 0;
+  pid_t serving_ = 0;   // found when the target became ready
+  std::string serving_name_;
+  unique_fd serving_fd_;  // a pidfd for it, when it is not the process rig started
 };
 
 }  // namespace rig

@@ -42,6 +42,12 @@ class target {
   virtual std::string host() const = 0;
   virtual uint16_t port() const = 0;
   virtual std::optional<pid_t> pid() const { return std::nullopt; }
+  // The processes that hold the target's listening socket (where an injection must be seen to
+  // have landed); empty when rig cannot see them (a target rig did not start).
+  virtual std::vector<pid_t> serving_pids() const {
+    if (const auto p = pid()) return {*p};
+    return {};
+  }
   // Set once the target process has died: how ("killed by signal 9 (Killed)"), its exit
   // status or signal. A target rig did not start (endpoint) never says.
   virtual std::optional<exit_info> died() { return std::nullopt; }

@@ -39,10 +39,13 @@ inline option_values bind_text(const option_table& table, const std::string& tex
 struct silent_listener {
   unique_fd fd;
   uint16_t port = 0;
-  silent_listener() : fd(::socket(AF_INET, SOCK_STREAM, 0)) {
+  explicit silent_listener(uint16_t on_port = 0) : fd(::socket(AF_INET, SOCK_STREAM, 0)) {
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(on_port);
+    const int one = 1;
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     REQUIRE(::bind(fd.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
     REQUIRE(::listen(fd.get(), 64) == 0);
     socklen_t len = sizeof a;

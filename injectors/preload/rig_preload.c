@@ -67,6 +67,18 @@ static void bump(uint32_t* p) { __atomic_add_fetch(p, 1, __ATOMIC_RELAXED); }
 static void claim_slot(void) {
   me = NULL;
   const int32_t pid = (int32_t)getpid();
+  /* A slot with our pid is this process before an exec (a wrapper: env, taskset, sh -c exec)
+     or a dead process whose pid we were given: either way it is ours now, and the image
+     before the exec no longer answers for it. */
+  for (int i = 0; i < RIG_SHIM_MAX_PROCS; ++i) {
+    struct rig_shim_proc* p = &ctl->procs[i];
+    if (__atomic_load_n(&p->pid, __ATOMIC_ACQUIRE) == pid) {
+      memset((char*)p + sizeof p->pid, 0, sizeof *p - sizeof p->pid);
+      __atomic_store_n(&p->execs, 1u, __ATOMIC_RELEASE);
+      me = p;
+      return;
+    }
+  }
   for (int i = 0; i < RIG_SHIM_MAX_PROCS; ++i) {
     int32_t expected = 0;
     struct rig_shim_proc* p = &ctl->procs[i];
@@ -204,8 +216,9 @@ __attribute__((constructor)) static void rig_shim_init(void) {
   struct stat st;
   if (cfd < 0 || fstat(cfd, &st) != 0 || (size_t)st.st_size < sizeof(struct rig_shim_control)) return;
   void* m = mmap(NULL, sizeof(struct rig_shim_control), PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
-  real_close(cfd);  /* the mapping is all we need; the program never sees the fd */
-  unsetenv(RIG_SHIM_FD_ENV);
+  /* The descriptor and RIG_SHIM_FD stay: a wrapper (env, taskset, nice, numactl, sh -c exec,
+     a script) execs the real server, whose own copy of the shim maps the page through them.
+     The fd is left open across exec on purpose; everything else of rig's is close-on-exec. */
   if (m == MAP_FAILED) return;
   struct rig_shim_control* c = m;
   if (c->magic != RIG_SHIM_MAGIC || c->version != RIG_SHIM_VERSION) {

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #define RIG_SHIM_MAGIC 0x52494753u /* "RIGS" */
-#define RIG_SHIM_VERSION 2u
+#define RIG_SHIM_VERSION 3u
 #define RIG_SHIM_MAX_PROCS 64
 #define RIG_SHIM_FD_ENV "RIG_SHIM_FD"      /* fd number of the control memfd in the target */
 #define RIG_SHIM_FD_NUMBER 231             /* where rig places it between fork and exec */
@@ -32,6 +32,8 @@ struct rig_shim_proc {
   uint32_t file_calls;     /* calls of the faulted kinds on files under the prefix, faults on */
   uint32_t file_delayed;   /* of those, how many the shim delayed */
   uint32_t file_failed;    /* and how many it failed with fault_errno */
+  uint32_t execs;          /* 1: the slot was taken over by this pid's image after an exec */
+  uint32_t pad;
 };
 
 struct rig_shim_control {

@@ -1,5 +1,6 @@
 // End to end: the real rig binary, the real built-in target as its child, real sockets.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -610,6 +611,10 @@ inject = ["no_nodelay"]
   const auto r = run.report();
   CHECK(r["status"] == "unverified");
   CHECK(r["phases"][1]["injections"][0]["verified"] == false);
+  // The process that serves is named: the one the shim never answered in.
+  CHECK(r["phases"][1]["injections"][0]["verification"].get<std::string>().find(
+            fmt::format("not in the process serving the port: rig (pid {})", r["target"]["pid"].get<int>())) !=
+        std::string::npos);
 
   write("may_be_unverified = true");
   const auto accepted = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path, "--quiet"}, tmp.path);
@@ -621,4 +626,84 @@ inject = ["no_nodelay"]
   const auto bad = run_rig({"validate", tmp.path + "/s.toml"}, tmp.path);
   CHECK(bad.code == 2);
   CHECK(bad.err.find("'may_be_unverified' in [injectors.no_nodelay] must be true or false") != std::string::npos);
+}
+
+// The shim reaches the process that serves, whatever started it: the wrapper execs the server
+// (env, taskset, nice, numactl, sh -c exec, a script) or forks it (sh -c without exec). TCP_NODELAY
+// off must read back in the server's own sockets and show as Nagle's stall in its replies.
+namespace {
+
+void check_shim_reaches_server(const std::vector<std::string>& run, bool wrapper_forks) {
+  temp_dir tmp;
+  std::string argv;
+  for (const auto& a : run) argv += (argv.empty() ? "" : ", ") + nlohmann::json(a).dump();
+  std::ofstream(tmp.path + "/s.toml") << "name = \"wrapped\"\n[target]\nkind = \"command\"\nrun = [" << argv << R"(]
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "50/s"
+timeout = "1s"
+[injectors.no_nodelay]
+kind = "nodelay"
+where = "target"
+[[phases]]
+name = "baseline"
+duration = "600ms"
+[[phases]]
+name = "nagle"
+duration = "600ms"
+inject = ["no_nodelay"]
+)";
+  const auto run_ = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path, "--quiet"}, tmp.path);
+  INFO(argv);
+  INFO(run_.stdout_text() << run_.err);
+  REQUIRE(run_.code == 0);
+  const auto r = run_.report();
+  CHECK(r["status"] == "ok");
+  const auto& inj = r["phases"][1]["injections"][0];
+  CHECK(inj["verified"] == true);
+  CHECK(inj["measured"]["target"]["serving_processes"] == 1);
+  CHECK(inj["measured"]["target"]["serving_sockets"].get<int>() >= 1);
+  // The server's process, by its listening socket: the wrapper's own pid when it execs, its child when it forks.
+  REQUIRE(r["target"].contains("serving"));
+  CHECK(r["target"]["serving"]["process"].get<std::string>().find("rig (pid ") == 0);
+  if (wrapper_forks)
+    CHECK(r["target"]["serving"]["pid"] != r["target"]["pid"]);
+  else
+    CHECK(r["target"]["serving"]["pid"] == r["target"]["pid"]);
+  // The effect, measured in the replies: the second write of each waits for the client's delayed ACK.
+  const double base_p50 = r["phases"][0]["workloads"]["rr"]["latency_us"]["p50"].get<double>();
+  const double nagle_p50 = r["phases"][1]["workloads"]["rr"]["latency_us"]["p50"].get<double>();
+  CHECK(base_p50 < 5'000);
+  CHECK(nagle_p50 > 20'000);
+}
+
+const char* kTarget = "{rig} target --bind {host} --port {port} --set reply_writes=2";
+
+}  // namespace
+
+TEST_CASE("the shim reaches the server behind a wrapper that execs it: env, taskset, nice, numactl") {
+  const std::vector<std::string> server = {"{rig}", "target", "--bind", "{host}", "--port", "{port}", "--set", "reply_writes=2"};
+  auto with = [&](std::vector<std::string> wrapper) {
+    wrapper.insert(wrapper.end(), server.begin(), server.end());
+    return wrapper;
+  };
+  check_shim_reaches_server(with({"env", "RIG_WRAPPED=1"}), false);
+  check_shim_reaches_server(with({"taskset", "-c", "0"}), false);
+  check_shim_reaches_server(with({"nice", "-n", "1"}), false);
+  if (find_in_path("numactl").empty())
+    MESSAGE("numactl not installed: its form not checked (scripts/install-deps.sh installs it)");
+  else
+    check_shim_reaches_server(with({"numactl", "--localalloc"}), false);
+}
+
+TEST_CASE("the shim reaches the server behind a shell: sh -c exec, a script that execs, and sh -c that forks") {
+  temp_dir tmp;
+  const std::string script = tmp.path + "/start-server.sh";
+  std::ofstream(script) << "#!/bin/sh\n# what a packaged service's start script does\nulimit -n 4096\nexec \"$@\"\n";
+  ::chmod(script.c_str(), 0755);
+  check_shim_reaches_server({"sh", "-c", std::string("exec ") + kTarget}, false);
+  check_shim_reaches_server({script, "{rig}", "target", "--bind", "{host}", "--port", "{port}", "--set", "reply_writes=2"},
+                            false);
+  check_shim_reaches_server({"sh", "-c", std::string(kTarget) + "; echo server exited"}, true);
 }

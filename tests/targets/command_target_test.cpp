@@ -1,7 +1,11 @@
 // The command target on real programs: ready by port or by log line, a clear error with the
 // program's last output when it never becomes ready or dies first, and SIGTERM then SIGKILL.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <signal.h>
+
+#include <filesystem>
+#include <thread>
 
 #include "../helpers.hpp"
 #include "core/clock.hpp"
@@ -104,6 +108,15 @@ ready_timeout = "5s")");
   CHECK(double(mono_ns() - t0) / 1e9 < 2.0);  // noticed at once, not after ready_timeout
 }
 
+TEST_CASE("a program that prints nothing and exits: its exit status, and its empty output said as such") {
+  temp_dir tmp;
+  auto t = make(R"(run = ["sh", "-c", "exit 7"])");
+  const std::string err = start_error(t, env_in(tmp));
+  INFO(err);
+  CHECK(err.find("exited with status 7 before it was ready") != std::string::npos);
+  CHECK(err.find("last output:\n(nothing: " + tmp.path + "/target.log is empty)") != std::string::npos);
+}
+
 TEST_CASE("a program that ignores SIGTERM is killed after stop_timeout") {
   temp_dir tmp;
   // SIG_IGN survives exec, so sleep itself ignores SIGTERM.
@@ -130,4 +143,66 @@ env = { RIG_TEST_MODE = "magnified" })");
   t.start(env_in(tmp));
   CHECK(rig::testing::slurp(tmp.path + "/target.log").find("mode=magnified path_set=yes") != std::string::npos);
   t.stop();
+}
+
+TEST_CASE("a fixed port another process already listens on is refused before the target starts, naming the holder") {
+  temp_dir tmp;
+  rig::testing::silent_listener squatter;
+  auto t = make(fmt::format(R"(run = ["{{rig}}", "target", "--bind", "{{host}}", "--port", "{{port}}"]
+port = {})",
+                            squatter.port));
+  const std::string err = start_error(t, env_in(tmp));
+  INFO(err);
+  CHECK(err.find(fmt::format("127.0.0.1:{} is already listened on by ", squatter.port)) != std::string::npos);
+  CHECK(err.find(fmt::format("(pid {})", ::getpid())) != std::string::npos);
+  CHECK(err.find("leave 'port' out of [target]") != std::string::npos);
+  CHECK_FALSE(t.pid().has_value());  // nothing was started
+}
+
+TEST_CASE("a port that accepts but is held by a process outside the target is refused, naming the holder") {
+  temp_dir tmp;
+  const uint16_t port = rig::testing::free_port();
+  // The target never listens; once it has started, another process (this test) takes its port.
+  std::thread squat([&] {
+    for (int i = 0; i < 1000 && !std::filesystem::exists(tmp.path + "/started"); ++i) ::usleep(2000);
+    rig::testing::silent_listener l(port);
+    ::usleep(3'000'000);
+  });
+  auto t = make(fmt::format(R"(run = ["sh", "-c", "touch {}/started; exec sleep 30"]
+port = {}
+ready_timeout = "2s")",
+                            tmp.path, port));
+  const std::string err = start_error(t, env_in(tmp));
+  squat.join();
+  INFO(err);
+  CHECK(err.find(fmt::format("127.0.0.1:{} accepts connections, but no process of the target listens there", port)) !=
+        std::string::npos);
+  CHECK(err.find(fmt::format("(pid {})", ::getpid())) != std::string::npos);
+  REQUIRE(t.pid().has_value());
+  CHECK(pid_gone(*t.pid()));  // the target rig started is stopped
+}
+
+TEST_CASE("behind a wrapper that forks, the serving process is the one holding the port: measured, described, and its exit is the target's death") {
+  temp_dir tmp;
+  auto t = make(R"(run = ["sh", "-c", "timeout 1 {rig} target --bind {host} --port {port}; exec sleep 30"])");
+  t.start(env_in(tmp));
+  const pid_t serving = *t.pid();
+  const nlohmann::json d = t.describe();
+  INFO(d.dump());
+  CHECK(d["pid"].get<pid_t>() != serving);  // rig started sh
+  CHECK(d["serving"]["pid"] == serving);
+  CHECK(d["serving"]["process"].get<std::string>().find("rig") == 0);
+  CHECK(t.serving_pids() == std::vector<pid_t>{serving});
+  CHECK_FALSE(t.died().has_value());
+  std::optional<exit_info> died;
+  for (int i = 0; i < 300 && !died; ++i) {
+    ::usleep(10'000);
+    died = t.died();
+  }
+  REQUIRE(died.has_value());  // timeout ended the server after 1 s; sh sleeps on
+  CHECK(died->how.find(fmt::format("the serving process rig (pid {}) exited", serving)) == 0);
+  const pid_t wrapper = d["pid"].get<pid_t>();
+  CHECK_FALSE(pid_gone(wrapper));
+  t.stop();
+  CHECK(pid_gone(wrapper));
 }
