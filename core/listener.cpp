@@ -120,6 +120,12 @@ std::string process_name(pid_t pid) {
   return comm.empty() ? fmt::format("pid {}", pid) : fmt::format("{} (pid {})", comm, pid);
 }
 
+std::string process_names(const std::vector<pid_t>& pids) {
+  std::string names;
+  for (pid_t p : pids) names += (names.empty() ? "" : ", ") + process_name(p);
+  return names;
+}
+
 std::string port_holders(uint16_t port, const std::string& host, pid_t netns_of) {
   std::vector<uint64_t> inodes;
   std::string addresses;
@@ -129,8 +135,7 @@ std::string port_holders(uint16_t port, const std::string& host, pid_t netns_of)
       if (addresses.find(l.address) == std::string::npos) addresses += (addresses.empty() ? "" : ", ") + l.address;
     }
   if (inodes.empty()) return "";
-  std::string names;
-  for (pid_t p : socket_holders(inodes)) names += (names.empty() ? "" : ", ") + process_name(p);
+  const std::string names = process_names(socket_holders(inodes));
   return fmt::format("{}:{} is already listened on by {}", addresses, port,
                      names.empty() ? "a process rig cannot see" : names);
 }

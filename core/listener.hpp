@@ -31,6 +31,9 @@ std::vector<pid_t> process_tree(pid_t root);
 // "redis-server (pid 123)", or "pid 123" when it is gone.
 std::string process_name(pid_t pid);
 
+// The same for several, joined with ", "; empty for none.
+std::string process_names(const std::vector<pid_t>& pids);
+
 // The listeners of `port` that would take connections meant for `host` (the same address or a
 // wildcard), named with their processes; empty when the port is free there.
 std::string port_holders(uint16_t port, const std::string& host, pid_t netns_of = 0);

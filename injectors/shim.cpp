@@ -98,7 +98,7 @@ socket_report preload_shim::publish_and_wait() {
                              processes, processes == 1 ? "" : "es",
                              stale ? fmt::format(" ({} did not answer)", stale) : "", r.counters["tcp_sockets_seen"],
                              r.counters["setsockopt_overridden"]);
-      check_reach(r, answered);
+      check_reach(r, serving, answered);
       return r;
     }
     ::usleep(2000);
@@ -107,18 +107,19 @@ socket_report preload_shim::publish_and_wait() {
 
 // An injection through the shim has landed only if the shim answered in each process that serves
 // the port (through a wrapper's exec too); the target's other processes it missed are named.
-void preload_shim::check_reach(socket_report& r, const std::vector<pid_t>& answered) const {
+void preload_shim::check_reach(socket_report& r, const std::vector<pid_t>& serving,
+                               const std::vector<pid_t>& answered) const {
   const auto in = [](const std::vector<pid_t>& v, pid_t p) { return std::find(v.begin(), v.end(), p) != v.end(); };
-  const auto serving = serving_ ? serving_() : std::vector<pid_t>{};
-  std::string servers, others;
+  std::vector<pid_t> missed_servers, missed_others;
   for (pid_t p : serving)
-    if (!in(answered, p)) servers += (servers.empty() ? "" : ", ") + process_name(p);
+    if (!in(answered, p)) missed_servers.push_back(p);
   for (pid_t p : tree_ ? tree_() : std::vector<pid_t>{}) {
     const auto h = stat_head(p);
     // rig's own helpers (a workload's, in the target's cgroup) are not the target's.
     if (!in(answered, p) && !in(serving, p) && h && h->state != 'Z' && h->ppid != ::getpid())
-      others += (others.empty() ? "" : ", ") + process_name(p);
+      missed_others.push_back(p);
   }
+  const std::string servers = process_names(missed_servers), others = process_names(missed_others);
   r.reached_server = servers.empty();
   if (!servers.empty())
     r.unreached = fmt::format("not in the process serving the port: {} (the program dropped LD_PRELOAD or "

@@ -45,7 +45,7 @@ class preload_shim final : public socket_tunable {
 
  private:
   socket_report publish_and_wait();
-  void check_reach(socket_report& r, const std::vector<pid_t>& answered) const;
+  void check_reach(socket_report& r, const std::vector<pid_t>& serving, const std::vector<pid_t>& answered) const;
   int fd_ = -1;
   rig_shim_control* ctl_ = nullptr;
   std::function<std::vector<pid_t>()> serving_, tree_;

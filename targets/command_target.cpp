@@ -169,10 +169,14 @@ std::vector<pid_t> command_target::target_processes() const {
   return child_.pid() > 0 ? process_tree(child_.pid()) : std::vector<pid_t>{};
 }
 
-std::vector<pid_t> command_target::listening_in_tree() const {
+std::vector<uint64_t> command_target::listening_inodes() const {
   std::vector<uint64_t> inodes;
   for (const auto& l : tcp_listeners(port_, child_.pid())) inodes.push_back(l.inode);
-  auto holders = socket_holders(inodes, target_processes());
+  return inodes;
+}
+
+std::vector<pid_t> command_target::listening_in_tree() const {
+  auto holders = socket_holders(listening_inodes(), target_processes());
   // The one found ready first, then the others (a master's workers share its socket).
   std::stable_partition(holders.begin(), holders.end(), [&](pid_t p) { return p == serving_; });
   return holders;
@@ -187,15 +191,12 @@ std::vector<pid_t> command_target::serving_pids() const {
 // The port accepts: the socket must be the target's, and the process that holds it is the one
 // measured, signalled and checked for injections (a wrapper's child, not the wrapper).
 void command_target::find_server() {
-  std::vector<uint64_t> inodes;
-  const auto listeners = tcp_listeners(port_, child_.pid());
-  for (const auto& l : listeners) inodes.push_back(l.inode);
+  const auto inodes = listening_inodes();
   if (inodes.empty()) return;  // ready by its log, listening later (or elsewhere): workloads will say
   const auto mine = target_processes();
   auto holders = socket_holders(inodes, mine);
   if (holders.empty()) {
-    std::string others;
-    for (pid_t p : socket_holders(inodes)) others += (others.empty() ? "" : ", ") + process_name(p);
+    const std::string others = process_names(socket_holders(inodes));
     throw std::runtime_error(fmt::format(
         "{}:{} accepts connections, but no process of the target listens there (it is held by {}): rig would "
         "measure that server, not the one it started. Stop it, or leave 'port' out of [target] so rig picks a free "

@@ -35,6 +35,7 @@ class command_target final : public target {
   std::optional<std::string> daemonized();
   // The processes of the target that hold its listening socket, with the one found ready first.
   std::vector<pid_t> listening_in_tree() const;
+  std::vector<uint64_t> listening_inodes() const;  // the port's listening sockets, in the target's namespace
   std::vector<pid_t> target_processes() const;
   void find_server();
   std::string host_ = "127.0.0.1";
