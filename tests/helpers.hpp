@@ -301,5 +301,18 @@ inline double median(const nlohmann::json& level, const char* metric) {
   return level["workloads"]["rr"][metric]["median"].get<double>();
 }
 
+// The curve of a sweep.json, a level a line, for a failed check to print (INFO).
+inline std::string sweep_curve(const nlohmann::json& sw) {
+  std::string out = "level: ops/s p50_us p99_us (median, min p99) | knee " + sw["knee"].dump() + "\n";
+  for (const auto& l : sw["levels"]) {
+    const auto& w = l["workloads"]["rr"];
+    const auto num = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : -1.0; };
+    out += l["label"].get<std::string>() + ": " + std::to_string(num(w["throughput_ops_s"]["median"])) + " " +
+           std::to_string(num(w["p50_us"]["median"])) + " " + std::to_string(num(w["p99_us"]["median"])) + " " +
+           std::to_string(num(w["p99_us"]["min"])) + "\n";
+  }
+  return out;
+}
+
 
 }  // namespace rig::testing
