@@ -98,6 +98,10 @@ std::optional<converted> convert(const option_spec& s, const toml::node& node, c
     return std::optional<converted>{};
   };
   auto range_check = [&](double base) -> bool {
+    if (std::isnan(base)) {  // compares false with any bound: it would pass a range check
+      diags.add(pos, fmt::format("{} is nan, not a number; must be {}", where_key, describe_range(s)));
+      return false;
+    }
     if (base < s.min || base > s.max) {
       diags.add(pos, fmt::format("{} is out of range; must be {}", where_key, describe_range(s)));
       return false;

@@ -127,6 +127,41 @@ std::optional<proc_sample> read_proc(pid_t pid) {
   return s;
 }
 
+std::optional<proc_sample> process_group_meter::read(const std::vector<pid_t>& pids) {
+  std::map<pid_t, proc_sample> now;
+  proc_sample sum{};
+  sum.processes = 0;
+  for (pid_t p : pids) {
+    const auto r = read_proc(p);
+    if (!r) continue;
+    const auto prev = last_.find(p);
+    // Growth since the last reading (all of it for a process not seen before); never negative.
+    auto grow = [&](auto proc_sample::*f) {
+      const auto was = prev == last_.end() ? decltype((*r).*f){} : prev->second.*f;
+      if ((*r).*f > was) total_.*f += (*r).*f - was;
+    };
+    grow(&proc_sample::cpu_user_s);
+    grow(&proc_sample::cpu_sys_s);
+    grow(&proc_sample::voluntary_ctx);
+    grow(&proc_sample::involuntary_ctx);
+    grow(&proc_sample::run_queue_wait_ns);
+    sum.t_ns = r->t_ns;
+    sum.rss_bytes += r->rss_bytes;
+    sum.threads += r->threads;
+    sum.fds += r->fds;
+    ++sum.processes;
+    now.emplace(p, *r);
+  }
+  last_ = std::move(now);
+  if (!sum.processes) return std::nullopt;
+  sum.cpu_user_s = total_.cpu_user_s;
+  sum.cpu_sys_s = total_.cpu_sys_s;
+  sum.voluntary_ctx = total_.voluntary_ctx;
+  sum.involuntary_ctx = total_.involuntary_ctx;
+  sum.run_queue_wait_ns = total_.run_queue_wait_ns;
+  return sum;
+}
+
 double cpu_pct_between(const proc_sample& a, const proc_sample& b) {
   const double dt = double(b.t_ns - a.t_ns) / 1e9;
   if (dt <= 0) return 0;

@@ -2,7 +2,9 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <vector>
 #include <string>
 
 namespace rig {
@@ -16,6 +18,21 @@ struct proc_sample {
   int fds = 0;
   uint64_t voluntary_ctx = 0, involuntary_ctx = 0;  // summed over live threads
   uint64_t run_queue_wait_ns = 0;  // time runnable but waiting for a CPU (schedstat), summed over live threads
+  int processes = 1;               // how many processes the sample sums
+};
+
+// The figures of several processes as one (a server's master and workers): gauges (RSS,
+// threads, descriptors) summed over the live ones; cumulative figures (CPU, context switches,
+// run-queue wait) as a running total of each process's growth, so a worker that exits takes
+// nothing back and a new one adds what it used.
+class process_group_meter {
+ public:
+  // nullopt when none of `pids` could be read.
+  std::optional<proc_sample> read(const std::vector<pid_t>& pids);
+
+ private:
+  std::map<pid_t, proc_sample> last_;
+  proc_sample total_{};
 };
 
 // /proc/PID/stat from field 3 (the state letter) on, after the command name (which may hold

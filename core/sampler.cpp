@@ -8,8 +8,10 @@
 
 namespace rig {
 
-sampler::sampler(std::optional<pid_t> target, counter_source counters, int64_t interval_ns, const cgroup* cg)
-    : target_(target), counters_(std::move(counters)), interval_ns_(interval_ns), cg_(cg) {}
+sampler::sampler(std::optional<pid_t> target, counter_source counters, int64_t interval_ns, const cgroup* cg,
+                 process_source processes)
+    : target_(target), counters_(std::move(counters)), processes_(std::move(processes)), interval_ns_(interval_ns),
+      cg_(cg) {}
 
 sampler::~sampler() { stop(); }
 
@@ -37,7 +39,13 @@ void sampler::stop() {
 resource_sample sampler::sample_now() {
   resource_sample s;
   s.t_ns = mono_ns();
-  if (target_) s.target = read_proc(*target_);
+  if (target_) s.target_main = read_proc(*target_);
+  if (processes_) {
+    std::lock_guard lk(meter_mu_);
+    s.target = meter_.read(processes_());
+  } else {
+    s.target = s.target_main;
+  }
   s.self = read_proc(::getpid());
   if (counters_ && (!target_ || s.target)) {
     try {

@@ -28,7 +28,8 @@ struct cgroup_sample {
 
 struct resource_sample {
   int64_t t_ns = 0;
-  std::optional<proc_sample> target;  // nullopt: no target process, or it is gone
+  std::optional<proc_sample> target;  // every process of the target, summed; nullopt: none, or gone
+  std::optional<proc_sample> target_main;  // the one that serves (a master, the process rig started)
   std::optional<proc_sample> self;    // the rig itself, so its overhead is visible
   std::map<std::string, int64_t> counters;  // the target's own (live workers, queue depth, ...)
   std::optional<cgroup_sample> cgroup;       // when the target runs in a cgroup of the run's
@@ -39,7 +40,10 @@ struct resource_sample {
 class sampler {
  public:
   using counter_source = std::function<std::map<std::string, int64_t>()>;
-  sampler(std::optional<pid_t> target, counter_source counters, int64_t interval_ns, const cgroup* cg = nullptr);
+  using process_source = std::function<std::vector<pid_t>()>;
+  // `processes`: the target's processes (its tree), read as one; absent: `target` alone.
+  sampler(std::optional<pid_t> target, counter_source counters, int64_t interval_ns, const cgroup* cg = nullptr,
+          process_source processes = {});
   ~sampler();
   void start();
   void stop();
@@ -53,6 +57,9 @@ class sampler {
  private:
   std::optional<pid_t> target_;
   counter_source counters_;
+  process_source processes_;
+  std::mutex meter_mu_;  // sample_now runs on the sampler's thread and at phase boundaries
+  process_group_meter meter_;
   int64_t interval_ns_;
   const cgroup* cg_;
   mutable std::mutex mu_;

@@ -156,4 +156,9 @@ std::string format_count(double n) {
   return out;
 }
 
+std::string format_ratio(double x, int decimals) {
+  if (std::isnan(x)) return "–";
+  return fmt::format("{:.{}f}×", x, decimals);
+}
+
 }  // namespace rig

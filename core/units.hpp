@@ -23,5 +23,6 @@ std::string unit_pattern(std::string_view kind);
 std::string format_duration_us(double us);    // "87.0us", "44.1ms", "1.20s"
 std::string format_bytes(double bytes);       // "512B", "64.0KiB", "1.5MiB"
 std::string format_count(double n);           // "12,345"
+std::string format_ratio(double x, int decimals = 1);  // "3.5×"; "–" when there is no value (NaN)
 
 }  // namespace rig

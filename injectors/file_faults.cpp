@@ -149,7 +149,10 @@ void check_file_faults(const option_values& v, const bind_context& ctx, diagnost
   }
   if (v.has("error") && v.str("error") == "none" && v.has("delay") && v.duration_ns("delay") == 0)
     diags.add(ctx.table_pos, "file_faults in " + ctx.section + " does nothing: give a delay or an error");
-  if (v.has("path_prefix") && !v.str("path_prefix").empty() && v.str("path_prefix")[0] != '/')
+  if (v.has("path_prefix") && v.str("path_prefix").empty())
+    diags.add(v.where("path_prefix"), "'path_prefix' in " + ctx.section +
+                                          " is empty: leave it out for the run directory, or give an absolute path");
+  else if (v.has("path_prefix") && v.str("path_prefix")[0] != '/')
     diags.add(v.where("path_prefix"), "'path_prefix' in " + ctx.section + " must be an absolute path");
 }
 

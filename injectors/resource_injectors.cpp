@@ -4,6 +4,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fmt/format.h>
 #include <sstream>
@@ -13,6 +15,7 @@
 #include "core/clock.hpp"
 #include "core/cpufreq.hpp"
 #include "core/host.hpp"
+#include "core/proc.hpp"
 #include "core/units.hpp"
 
 namespace rig {
@@ -47,6 +50,7 @@ std::vector<int> cpu_list(const std::string& list) {
     if (!(p >> a)) return {};
     b = a;
     if (p >> dash && (dash != '-' || !(p >> b) || b < a)) return {};
+    if (b >= 65536) return {};  // beyond any kernel's CPU count (and no list of a billion entries)
     for (unsigned c = a; c <= b; ++c) out.push_back(int(c));
   }
   return out;
@@ -60,12 +64,35 @@ std::string cpu_list_text(const std::vector<int>& cpus) {
 
 }  // namespace
 
-// 'cpus' (cpu, noise) must be a CPU list.
+// The CPUs online on this host, from /sys (0..n-1 where it cannot be read).
+static std::vector<int> host_cpus() {
+  if (auto text = read_text_file("/sys/devices/system/cpu/online")) {
+    while (!text->empty() && std::isspace(static_cast<unsigned char>(text->back()))) text->pop_back();
+    if (auto l = cpu_list(*text); !l.empty()) return l;
+  }
+  std::vector<int> all;
+  for (int c = 0; c < online_cpus(); ++c) all.push_back(c);
+  return all;
+}
+
+// 'cpus' (cpu, noise) must be a CPU list of CPUs this host has online: the host decides, so a
+// scenario written for a larger machine is refused here before anything runs.
 static void check_cpu_list(const option_values& v, const bind_context& ctx, diagnostics& diags) {
-  if (v.has("cpus") && count_cpus(v.str("cpus")) == 0)
+  if (!v.has("cpus")) return;
+  const auto asked = cpu_list(v.str("cpus"));
+  if (asked.empty()) {
     diags.add(v.where("cpus"), fmt::format("'cpus' in {} is \"{}\": expected a CPU list such as \"1\", \"0-1\" or "
                                            "\"0,2\"",
                                            ctx.section, v.str("cpus")));
+    return;
+  }
+  const auto online = host_cpus();
+  for (int c : asked)
+    if (std::find(online.begin(), online.end(), c) == online.end()) {
+      diags.add(v.where("cpus"), fmt::format("'cpus' in {} names CPU {}, but this host has CPUs {} online", ctx.section,
+                                             c, cpu_list_text(online)));
+      return;
+    }
 }
 
 int count_cpus(const std::string& list) { return int(cpu_list(list).size()); }

@@ -277,7 +277,13 @@ std::string svg_chart(chart c) {
 
 std::string cell_latency(const json& lat, const char* k) {
   const double v = num(lat, k);
-  return std::isnan(v) || num(lat, "count", 0) == 0 ? "–" : format_duration_us(v);
+  if (std::isnan(v) || num(lat, "count", 0) == 0) return "–";
+  const json& low = member(lat, "low_confidence", true);
+  if (low.is_array() && std::find(low.begin(), low.end(), k) != low.end())
+    return fmt::format("{}<span class=\"low\" title=\"from {} replies: too few for this percentile, low "
+                       "confidence\">*</span>",
+                       format_duration_us(v), format_count(num(lat, "count", 0)));
+  return format_duration_us(v);
 }
 
 std::string errors_text(const json& errors) {
@@ -313,8 +319,26 @@ svg .phase-label{fill:#374151;font-weight:600}svg .tick{fill:#4b5563}svg .tick.y
 svg .axis-label{fill:#374151;text-anchor:middle}svg .series polyline{fill:none;stroke-width:1.6}svg .legend-line{stroke-width:2}
 svg .legend{fill:#111827}svg .spread{stroke-width:1.2;stroke-dasharray:none}svg .marker{stroke:#b91c1c;stroke-width:1.5;stroke-dasharray:5 3}svg .marker-label{fill:#b91c1c;font-weight:600}svg .empty{fill:#9ca3af;text-anchor:middle}
 pre{background:#f9fafb;border:1px solid #e5e7eb;padding:10px;overflow:auto;font-size:12px}
-.small{color:#6b7280;font-size:12px}
+.small{color:#6b7280;font-size:12px}.low{color:#b45309;cursor:help}
 )";
+
+// The share of requests that failed, in percent (computed from the counts for reports that
+// predate errors_pct); NaN when the workload tried nothing there.
+double err_pct(const json* w) {
+  if (!w) return nan_v;
+  if (w->contains("errors_pct")) return num(*w, "errors_pct");
+  double n = 0;
+  for (const auto& [k, v] : member(*w, "errors").items())
+    if (v.is_number()) n += v.get<double>();
+  const double tried = n + num(*w, "ops", 0);
+  return tried > 0 ? 100 * n / tried : nan_v;
+}
+// B's error share rose by a percentage point or more: worth a flag beside any latency change.
+bool err_rise(const json* a, const json* b) {
+  const double x = err_pct(a), y = err_pct(b);
+  return !std::isnan(y) && y >= (std::isnan(x) ? 0 : x) + 1;
+}
+std::string pct_text(double v) { return std::isnan(v) ? "–" : fmt::format("{:.2f}%", v); }
 
 }  // namespace
 
@@ -393,23 +417,24 @@ std::string render_html(const json& r, const timeseries_table& ts, const std::st
 
   // The phases at a glance, each against the first.
   o += "<h2>Phases</h2><table><tr><th>phase</th><th>workload</th><th>ops/s</th><th>p50</th><th>p99</th><th>p99.9</th>"
-       "<th>errors</th><th>p50 ×</th><th>p99 ×</th><th>throughput ×</th></tr>";
+       "<th>errors</th><th>failed</th><th>p50 ×</th><th>p99 ×</th><th>throughput ×</th></tr>";
   for (const auto& p : phases) {
     if (!p.contains("workloads")) continue;
     for (const auto& [w, d] : p["workloads"].items()) {
       std::string p50x, p99x, tx;
       for (const auto& m : r.value("magnification", json::array()))
         if (m.value("phase", "") == p.value("name", "") && m.value("workload", "") == w) {
-          p50x = fmt::format("{:.1f}×", num(m, "p50_x", 0));
-          p99x = fmt::format("{:.1f}×", num(m, "p99_x", 0));
-          tx = fmt::format("{:.2f}×", num(m, "throughput_x", 0));
+          p50x = format_ratio(num(m, "p50_x"));
+          p99x = format_ratio(num(m, "p99_x"));
+          tx = format_ratio(num(m, "throughput_x"), 2);
         }
       const json& lat = d.value("latency_us", json::object());
       o += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                       "<td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                       "<td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                       "<td class=\"n\">{}</td></tr>",
                        esc(p.value("name", "")), esc(w), format_count(num(d, "throughput_ops_s", 0)),
                        cell_latency(lat, "p50"), cell_latency(lat, "p99"), cell_latency(lat, "p999"),
-                       esc(errors_text(d.value("errors", json::object()))), p50x, p99x, tx);
+                       esc(errors_text(d.value("errors", json::object()))), pct_text(err_pct(&d)), p50x, p99x, tx);
       const auto& g = d.value("generator", json::object());
       if (g.value("limited", false))
         o += "<tr><td></td><td colspan=\"9\"><span class=\"badge warn\">generator</span> " + esc(g.value("warning", "")) +
@@ -564,10 +589,18 @@ json read_report(const directory& run_dir) {
   const auto text = run_dir.read_file("report.json");
   if (!text)
     throw std::runtime_error("no report.json in " + run_dir.path() + " (is it a run directory written by `rig run`?)");
+  // rig writes report.json at most 8 levels deep; a hand-made one nested thousands deep must be
+  // refused here, not followed down until the stack runs out.
+  constexpr int max_depth = 64;
+  const auto depth_limit = [&](int depth, json::parse_event_t, json&) {
+    if (depth > max_depth)
+      throw std::runtime_error(fmt::format("nested more than {} levels deep (rig writes at most 8)", max_depth));
+    return true;
+  };
   try {
-    return json::parse(*text);
+    return json::parse(*text, depth_limit);
   } catch (const std::exception& e) {
-    throw std::runtime_error(run_dir.path() + "/report.json: not valid JSON: " + e.what());
+    throw std::runtime_error(run_dir.path() + "/report.json: not a report rig can read: " + e.what());
   }
 }
 
@@ -611,12 +644,6 @@ double lat(const json* w, const char* k) {
   return num((*w)["latency_us"], k);
 }
 double thr(const json* w) { return w ? num(*w, "throughput_ops_s") : nan_v; }
-double errs(const json* w) {
-  if (!w) return nan_v;
-  double n = 0;
-  for (const auto& [k, v] : member(*w, "errors").items()) n += v.get<double>();
-  return n;
-}
 std::string ratio(double a, double b) {
   if (std::isnan(a) || std::isnan(b) || a <= 0) return "–";
   return fmt::format("{:.2f}×", b / a);
@@ -636,8 +663,8 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
     ww = std::max(ww, r.workload.size());
   }
   std::string t = fmt::format("A: {}\nB: {}\n\n", dir_a, dir_b);
-  t += fmt::format("{:<{}}  {:<{}}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>7} {:>7}\n", "phase", pw,
-                   "workload", ww, "ops/s A", "B", "B/A", "p50 A", "B", "B/A", "p99 A", "B", "B/A", "errs A", "B");
+  t += fmt::format("{:<{}}  {:<{}}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>7} {:>9}\n", "phase", pw,
+                   "workload", ww, "ops/s A", "B", "B/A", "p50 A", "B", "B/A", "p99 A", "B", "B/A", "err% A", "B");
   // Each row's cells, formatted once for both the terminal and compare.html.
   struct cells {
     std::string ops_a, ops_b, ops_x, p50_a, p50_b, p50_x, p99_a, p99_b, p99_x, p999_a, p999_b, err_a, err_b;
@@ -647,13 +674,15 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
     rc.push_back({thr_text(thr(r.a)), thr_text(thr(r.b)), ratio(thr(r.a), thr(r.b)), lat_text(lat(r.a, "p50")),
                   lat_text(lat(r.b, "p50")), ratio(lat(r.a, "p50"), lat(r.b, "p50")), lat_text(lat(r.a, "p99")),
                   lat_text(lat(r.b, "p99")), ratio(lat(r.a, "p99"), lat(r.b, "p99")), lat_text(lat(r.a, "p999")),
-                  lat_text(lat(r.b, "p999")), thr_text(errs(r.a)), thr_text(errs(r.b))});
+                  lat_text(lat(r.b, "p999")), pct_text(err_pct(r.a)),
+                  pct_text(err_pct(r.b)) + (err_rise(r.a, r.b) ? " ▲" : "")});
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
     const auto& c = rc[i];
-    t += fmt::format("{:<{}}  {:<{}}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>7} {:>7}{}\n", r.phase,
+    t += fmt::format("{:<{}}  {:<{}}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>7} {:>9}{}{}\n", r.phase,
                      pw, r.workload, ww, c.ops_a, c.ops_b, c.ops_x, c.p50_a, c.p50_b, c.p50_x, c.p99_a, c.p99_b, c.p99_x,
-                     c.err_a, c.err_b, !r.a ? "  (only in B)" : !r.b ? "  (only in A)" : "");
+                     c.err_a, c.err_b, !r.a ? "  (only in B)" : !r.b ? "  (only in A)" : "",
+                     err_rise(r.a, r.b) ? "  ← more requests fail in B" : "");
   }
   // compare.html: the same table, and A's and B's per-second latency on one time axis.
   const timeseries_table ta = read_csv(dir_a + "/timeseries.csv"), tb = read_csv(dir_b + "/timeseries.csv");
@@ -666,7 +695,7 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
                      r->value("status", "") == "ok" ? "ok" : "bad", esc(r->value("status", "?")));
   o += "</dl>\n<h2>Phases, B against A</h2><table><tr><th>phase</th><th>workload</th><th>ops/s A</th><th>ops/s B</th>"
        "<th>B/A</th><th>p50 A</th><th>p50 B</th><th>B/A</th><th>p99 A</th><th>p99 B</th><th>B/A</th><th>p99.9 A</th>"
-       "<th>p99.9 B</th><th>errors A</th><th>errors B</th></tr>";
+       "<th>p99.9 B</th><th>failed A</th><th>failed B</th></tr>";
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& c = rc[i];
     o += "<tr><td>" + esc(rows[i].phase) + "</td><td>" + esc(rows[i].workload) + "</td>";

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <stdexcept>
 
@@ -24,6 +25,18 @@ latency_summary latency_summary::of(const histogram& h) {
   return s;
 }
 
+uint64_t latency_summary::samples_for(double percentile) {
+  return uint64_t(std::llround(10.0 / (1.0 - percentile / 100.0)));
+}
+
+std::vector<std::string> latency_summary::low_confidence() const {
+  std::vector<std::string> out;
+  if (!count) return out;  // no value at all: nothing to qualify
+  for (const auto& [name, q] : {std::pair{"p50", 50.0}, {"p90", 90.0}, {"p99", 99.0}, {"p999", 99.9}})
+    if (count < samples_for(q)) out.push_back(name);
+  return out;
+}
+
 uint64_t workload_phase_result::error_total() const {
   uint64_t n = 0;
   for (const auto& [k, v] : errors) n += v;
@@ -34,21 +47,33 @@ std::vector<magnification_row> compute_magnification(const std::vector<phase_res
   std::vector<magnification_row> out;
   if (phases.empty()) return out;
   const auto& base = phases.front();
-  auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+  // No value, not 0x, where either side has none: a phase without one successful reply has no
+  // latency to compare (a dead service is not "faster").
+  auto ratio = [](double a, double b) { return b > 0 && !std::isnan(a) ? a / b : NAN; };
   for (size_t i = 1; i < phases.size(); ++i)
     for (const auto& w : phases[i].workloads)
       for (const auto& b : base.workloads)
-        if (b.name == w.name && b.ops > 0)
-          out.push_back({phases[i].name, base.name, w.name, ratio(w.latency.p50, b.latency.p50),
-                         ratio(w.latency.p99, b.latency.p99), ratio(w.throughput_ops_s, b.throughput_ops_s)});
+        if (b.name == w.name && b.latency.count > 0) {
+          const bool answered = w.latency.count > 0;
+          out.push_back({phases[i].name, base.name, w.name, answered ? ratio(w.latency.p50, b.latency.p50) : NAN,
+                         answered ? ratio(w.latency.p99, b.latency.p99) : NAN,
+                         ratio(w.throughput_ops_s, b.throughput_ops_s)});
+        }
   return out;
 }
 
 namespace {
 
+// A figure, or null where there is none (NaN).
+nlohmann::json figure(double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); }
+
 nlohmann::json to_json(const latency_summary& s) {
-  return {{"count", s.count}, {"min", s.min}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90},
-          {"p99", s.p99},     {"p999", s.p999}, {"max", s.max}};
+  nlohmann::json j = {{"count", s.count}};
+  for (const auto& [k, v] : {std::pair{"min", s.min}, {"mean", s.mean}, {"p50", s.p50}, {"p90", s.p90}, {"p99", s.p99},
+                             {"p999", s.p999}, {"max", s.max}})
+    j[k] = s.count ? figure(v) : nlohmann::json();  // no samples, no figure
+  j["low_confidence"] = s.low_confidence();
+  return j;
 }
 
 latency_summary latency_from_json(const nlohmann::json& j) {
@@ -57,7 +82,7 @@ latency_summary latency_from_json(const nlohmann::json& j) {
   for (auto [k, f] : {std::pair{"min", &latency_summary::min}, {"mean", &latency_summary::mean},
                       {"p50", &latency_summary::p50}, {"p90", &latency_summary::p90}, {"p99", &latency_summary::p99},
                       {"p999", &latency_summary::p999}, {"max", &latency_summary::max}})
-    s.*f = j.at(k).get<double>();
+    s.*f = j.at(k).is_number() ? j.at(k).get<double>() : 0.0;
   return s;
 }
 
@@ -77,6 +102,10 @@ nlohmann::json to_json(const phase_result& p) {
                   {"latency_us", to_json(w.latency)},
                   {"service_us", to_json(w.service)},
                   {"send_lag_us", to_json(w.send_lag)},
+                  {"error_latency_us", to_json(w.error_latency)},
+                  {"rejected_latency_us", to_json(w.rejected_latency)},
+                  {"all_latency_us", to_json(w.all_latency)},
+                  {"errors_pct", figure(w.errors_pct)},
                   {"generator", {{"late_sends", w.late_sends},
                                  {"late_share", w.ops ? double(w.late_sends) / double(w.ops) : 0.0},
                                  {"limited", !w.generator_warning.empty()},
@@ -118,6 +147,10 @@ phase_result phase_from_json(const nlohmann::json& j, const std::vector<std::str
     w.latency = latency_from_json(x.at("latency_us"));
     w.service = latency_from_json(x.at("service_us"));
     w.send_lag = latency_from_json(x.at("send_lag_us"));
+    w.error_latency = latency_from_json(x.at("error_latency_us"));
+    w.rejected_latency = latency_from_json(x.at("rejected_latency_us"));
+    w.all_latency = latency_from_json(x.at("all_latency_us"));
+    w.errors_pct = x.at("errors_pct").is_number() ? x.at("errors_pct").get<double>() : NAN;
     w.late_sends = x.at("generator").at("late_sends").get<uint64_t>();
     w.generator_warning = x.at("generator").at("warning").get<std::string>();
     if (x.contains("status")) w.status = x.at("status").get<std::map<std::string, uint64_t>>();
@@ -134,8 +167,8 @@ nlohmann::json to_json(const run_report& r) {
   for (const auto& p : r.phases) phases.push_back(to_json(p));
   json mag = json::array();
   for (const auto& m : r.magnification)
-    mag.push_back({{"phase", m.phase}, {"baseline", m.baseline}, {"workload", m.workload}, {"p50_x", m.p50_x},
-                   {"p99_x", m.p99_x}, {"throughput_x", m.throughput_x}});
+    mag.push_back({{"phase", m.phase}, {"baseline", m.baseline}, {"workload", m.workload}, {"p50_x", figure(m.p50_x)},
+                   {"p99_x", figure(m.p99_x)}, {"throughput_x", figure(m.throughput_x)}});
   json events = json::array();
   for (const auto& e : r.events) events.push_back({{"t_s", e.t_s}, {"kind", e.kind}, {"detail", e.detail}});
   json expectations = json::array();
@@ -178,27 +211,41 @@ std::string terminal_summary(const run_report& r, bool color) {
     pw = std::max(pw, p.name.size());
     for (const auto& w : p.workloads) ww = std::max(ww, w.name.size());
   }
-  s += fmt::format("{}{:<{}}  {:<{}}  {:>10}  {:>9}  {:>9}  {:>9}  {:>7}  {:>8}  {:>8}{}\n", bold, "phase", pw,
-                   "workload", ww, "ops/s", "p50", "p99", "p99.9", "errors", "p50 ×", "p99 ×", reset);
+  s += fmt::format("{}{:<{}}  {:<{}}  {:>10}  {:>9}  {:>9}  {:>9}  {:>7}  {:>7}  {:>8}  {:>8}{}\n", bold, "phase", pw,
+                   "workload", ww, "ops/s", "p50", "p99", "p99.9", "errors", "failed", "p50 ×", "p99 ×", reset);
+  // A percentile from fewer samples than it needs is marked, and the mark explained below.
+  bool marked = false;
+  auto cell = [&](const latency_summary& l, const char* k) -> std::string {
+    if (!l.count) return "-";
+    const double v = std::string(k) == "p50" ? l.p50 : std::string(k) == "p99" ? l.p99 : l.p999;
+    const auto low = l.low_confidence();
+    if (std::find(low.begin(), low.end(), k) == low.end()) return format_duration_us(v);
+    marked = true;
+    return format_duration_us(v) + "*";
+  };
   for (const auto& p : r.phases) {
     for (const auto& w : p.workloads) {
       std::string p50x, p99x;
       bool loud = false;  // magnified at least 2x: the row to look at
       for (const auto& m : r.magnification)
         if (m.phase == p.name && m.workload == w.name) {
-          p50x = fmt::format("{:.1f}×", m.p50_x);
-          p99x = fmt::format("{:.1f}×", m.p99_x);
-          loud = m.p50_x >= 2 || m.p99_x >= 2;
+          p50x = format_ratio(m.p50_x);
+          p99x = format_ratio(m.p99_x);
+          loud = m.p50_x >= 2 || m.p99_x >= 2 || (std::isnan(m.p50_x) && w.error_total() > 0);
         }
       const std::string errs = format_count(double(w.error_total()));
-      s += fmt::format("{:<{}}  {:<{}}  {:>10}  {:>9}  {:>9}  {:>9}  {}{:>7}{}  {}{:>8}  {:>8}{}{}\n", p.name, pw,
-                       w.name, ww, format_count(w.throughput_ops_s),
-                       w.ops ? format_duration_us(w.latency.p50) : "-", w.ops ? format_duration_us(w.latency.p99) : "-",
-                       w.ops ? format_duration_us(w.latency.p999) : "-", w.error_total() ? red : "", errs,
+      const std::string share = std::isnan(w.errors_pct) ? "-" : fmt::format("{:.1f}%", w.errors_pct);
+      s += fmt::format("{:<{}}  {:<{}}  {:>10}  {:>9}  {:>9}  {:>9}  {}{:>7}  {:>7}{}  {}{:>8}  {:>8}{}{}\n", p.name, pw,
+                       w.name, ww, format_count(w.throughput_ops_s), cell(w.latency, "p50"), cell(w.latency, "p99"),
+                       cell(w.latency, "p999"), w.error_total() ? red : "", errs, share,
                        w.error_total() ? reset : "", loud ? bold : "", p50x, p99x, loud ? reset : "",
                        p.completed ? "" : "  (cut short)");
     }
   }
+  if (marked)
+    s += fmt::format("* from fewer replies than the percentile needs (p50 {}, p99 {}, p99.9 {}): low confidence\n",
+                     latency_summary::samples_for(50), format_count(double(latency_summary::samples_for(99))),
+                     format_count(double(latency_summary::samples_for(99.9))));
   for (const auto& p : r.phases)
     for (const auto& w : p.workloads)
       if (!w.generator_warning.empty())

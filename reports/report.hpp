@@ -11,10 +11,15 @@
 
 namespace rig {
 
-struct latency_summary {  // microseconds
+struct latency_summary {  // microseconds; with count 0 there is no value (null in report.json)
   uint64_t count = 0;
   double min = 0, mean = 0, p50 = 0, p90 = 0, p99 = 0, p999 = 0, max = 0;
   static latency_summary of(const histogram& h);
+  // The samples a percentile needs before it means much: 10 beyond it (p50 20, p90 100, p99
+  // 1,000, p99.9 10,000); from fewer it is marked low-confidence.
+  static uint64_t samples_for(double percentile);
+  // The percentiles ("p99", "p999", ...) this summary has too few samples for.
+  std::vector<std::string> low_confidence() const;
 };
 
 struct workload_phase_result {
@@ -22,7 +27,10 @@ struct workload_phase_result {
   uint64_t ops = 0;
   std::map<std::string, uint64_t> errors;  // every kind, zeros included
   double throughput_ops_s = 0;
-  latency_summary latency, service, send_lag;
+  latency_summary latency, service, send_lag;  // latency and service: successful replies only
+  // By outcome, from the intended send time: error replies, rejections, every request sent.
+  latency_summary error_latency, rejected_latency, all_latency;
+  double errors_pct = 0;  // errors / (replies + errors) x 100; NaN when nothing was tried
   std::map<std::string, uint64_t> status;  // replies by status class ("2xx": n), protocols with status codes
   std::map<std::string, uint64_t> counts;  // the workload's own tallies (memory: page faults)
   uint64_t late_sends = 0;        // sent > 1 ms after the op was allowed to go
@@ -48,7 +56,7 @@ struct phase_result {
   nlohmann::json resources = nlohmann::json::object();
 };
 
-struct magnification_row {
+struct magnification_row {  // NaN (null in report.json): no value, e.g. a phase with no successful replies
   std::string phase, baseline, workload;
   double p50_x = 0, p99_x = 0, throughput_x = 0;
 };

@@ -18,6 +18,7 @@
 #include "core/host.hpp"
 #include "core/journal.hpp"
 #include "core/listener.hpp"
+#include "reports/figures.hpp"
 #include "core/netns.hpp"
 #include "core/veth_network.hpp"
 #include "core/sampler.hpp"
@@ -107,7 +108,7 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
     const proc_sample *first = nullptr, *last = nullptr;
     json j = json::object();
     uint64_t rss_max = 0;
-    int th_min = INT32_MAX, th_max = 0, fds_max = 0;
+    int th_min = INT32_MAX, th_max = 0, fds_max = 0, procs_max = 0;
     for (const auto* s : in) {
       const auto& p = get(*s);
       if (!p) continue;
@@ -117,6 +118,7 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
       th_min = std::min(th_min, p->threads);
       th_max = std::max(th_max, p->threads);
       fds_max = std::max(fds_max, p->fds);
+      procs_max = std::max(procs_max, p->processes);
     }
     if (!first) return json();
     j["samples"] = in.size();
@@ -129,6 +131,7 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
     j["threads_min"] = th_min;
     j["threads_max"] = th_max;
     j["fds_max"] = fds_max;
+    j["processes_max"] = procs_max;
     j["voluntary_ctx_switches"] = last->voluntary_ctx - std::min(last->voluntary_ctx, first->voluntary_ctx);
     j["involuntary_ctx_switches"] = last->involuntary_ctx - std::min(last->involuntary_ctx, first->involuntary_ctx);
     j["ctx_switches"] = j["voluntary_ctx_switches"].get<uint64_t>() + j["involuntary_ctx_switches"].get<uint64_t>();
@@ -140,14 +143,23 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
     return j;
   };
   json target = proc_summary([](const resource_sample& s) -> const std::optional<proc_sample>& { return s.target; });
+  // Several processes (a master and its workers): the one rig watches beside the sum.
+  if (target.is_object() && target.value("processes_max", 1) > 1) {
+    const json main =
+        proc_summary([](const resource_sample& s) -> const std::optional<proc_sample>& { return s.target_main; });
+    if (main.is_object())
+      target["main_process"] = {{"cpu_pct", main["cpu_pct"]},
+                                {"rss_max_bytes", main["rss_max_bytes"]},
+                                {"threads_max", main["threads_max"]},
+                                {"run_queue_wait_ms_per_s", main["run_queue_wait_ms_per_s"]}};
+  }
   // The built-in target's own counters: gauges as min/max, totals as the phase's delta.
   struct gauge_range {
     int64_t min, max, start, end;
   };
   std::map<std::string, gauge_range> gauge;
   std::map<std::string, std::pair<int64_t, int64_t>> total;  // first, last
-  static const std::set<std::string> totals = {"rejected", "requests", "exceptions_caught", "workers_died",
-                                                "protocol_errors"};
+  static const std::set<std::string> totals(builtin_counter_totals().begin(), builtin_counter_totals().end());
   for (const auto* s : in)
     for (const auto& [k, v] : s->counters) {
       if (totals.count(k)) {
@@ -743,7 +755,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     }
     smp = std::make_unique<sampler>(
         tgt->pid(), [&] { return tgt->counters(); }, 200 * ns_per_ms,
-        target_cgroup.exists() ? &target_cgroup : nullptr);
+        target_cgroup.exists() ? &target_cgroup : nullptr, [&] { return tgt->processes(); });
     smp->start();
     // With a proxy injector in the scenario, every workload goes through rig's proxy for the
     // whole run, so toxics come and go between phases on the same connections. The proxy

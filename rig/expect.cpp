@@ -7,18 +7,25 @@
 #include <sstream>
 
 #include "core/units.hpp"
+#include "reports/figures.hpp"
+#include "workloads/recorder.hpp"
 
 namespace rig {
 
 namespace {
 
-const std::vector<std::string> latency_groups = {"latency", "service", "send_lag"};
+const std::vector<std::string> latency_groups = {"latency",       "service",          "send_lag",
+                                                 "error_latency", "rejected_latency", "all_latency"};
 const std::vector<std::string> latency_stats = {"min", "mean", "p50", "p90", "p99", "p999", "max"};
-const std::vector<std::string> error_kinds = {"connect", "timeout",  "read",     "write",      "reset",
-                                              "closed",  "rejected", "protocol", "status_4xx", "status_5xx"};
+const std::vector<std::string> error_kinds = [] {
+  std::vector<std::string> v;
+  for (size_t i = 0; i < error_kind_count; ++i) v.push_back(error_kind_name(error_kind(i)));
+  return v;
+}();
 const std::vector<std::string> status_classes = {"1xx", "2xx", "3xx", "4xx", "5xx"};
-const std::vector<std::string> workload_metrics = {"latency", "service", "send_lag",  "ops",
-                                                   "throughput", "errors", "status", "late_sends"};
+const std::vector<std::string> workload_metrics = {
+    "latency", "service", "send_lag",   "error_latency", "rejected_latency", "all_latency",
+    "ops",     "throughput", "errors", "errors_pct",    "status",           "late_sends"};
 const std::vector<std::string> ratio_metrics = {"p50_x", "p99_x", "throughput_x"};
 const std::vector<std::string> ops = {"<=", ">=", "==", "!=", "<", ">"};
 // What report.json's events can be; "events.<kind>" counts them.
@@ -38,7 +45,7 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-enum class unit_kind { duration_us, count, rate, ratio, bytes, plain };
+enum class unit_kind { duration_us, count, rate, ratio, bytes, percent, plain };
 
 unit_kind kind_of(const std::vector<std::string>& path) {
   if (path[0] == "magnification") return unit_kind::ratio;
@@ -51,6 +58,7 @@ unit_kind kind_of(const std::vector<std::string>& path) {
   const auto& m = path[2];
   if (contains(latency_groups, m)) return unit_kind::duration_us;
   if (m == "throughput") return unit_kind::rate;
+  if (m == "errors_pct") return unit_kind::percent;
   return unit_kind::count;
 }
 
@@ -69,6 +77,10 @@ std::optional<double> parse_rhs(unit_kind k, const std::string& text, std::strin
       if (is_plain) return plain;
       if (auto b = parse_size_bytes(text, &why)) return double(*b);
       return std::nullopt;
+    case unit_kind::percent:
+      if (is_plain) return plain;
+      if (auto f = parse_percent(text, &why)) return *f * 100;
+      return std::nullopt;
     default:
       if (is_plain) return plain;
       why = "expected a plain number";
@@ -82,6 +94,7 @@ std::string format_actual(unit_kind k, double v) {
     case unit_kind::rate: return fmt::format("{:.1f}/s", v);
     case unit_kind::ratio: return fmt::format("{:.3g}×", v);
     case unit_kind::bytes: return format_bytes(v);
+    case unit_kind::percent: return fmt::format("{:.2f}%", v);
     default: return fmt::format("{:g}", v);
   }
 }
@@ -142,6 +155,9 @@ std::optional<check_expr> parse_check(const std::string& text, const source_pos&
         return fail("expected <phase>." + c.path[1] + ".<resource>, e.g. \"" +
                     (c.path[1] == "target" ? "overflow.target.rejected" : "capped.cgroup.memory_used_max_bytes") +
                     "\"");
+      const auto& known = c.path[1] == "target" ? target_figure_names() : cgroup_figure_names();
+      if (!contains(known, c.path[2]))
+        return fail(fmt::format("no {} figure '{}'", c.path[1], c.path[2]) + did_you_mean(c.path[2], known));
     } else {
       std::vector<std::string> second = workloads;
       second.push_back("target");
@@ -179,6 +195,8 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
   using nlohmann::json;
   const auto& p = c.path;
   std::optional<double> actual;
+  std::string no_value = "no value (the phase did not run or recorded nothing)";
+  std::string qualifier;  // said beside a value that stands on few samples
   auto find_phase = [&](const std::string& name) -> const json* {
     for (const auto& ph : report.at("phases"))
       if (ph.at("name") == name) return &ph;
@@ -191,7 +209,10 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
     actual = n;
   } else if (p[0] == "magnification") {
     for (const auto& m : report.at("magnification"))
-      if (m.at("phase") == p[1] && m.at("workload") == p[2]) actual = m.at(p[3]).get<double>();
+      if (m.at("phase") == p[1] && m.at("workload") == p[2]) {
+        if (m.at(p[3]).is_number()) actual = m.at(p[3]).get<double>();
+        else no_value = fmt::format("no value (phase {} has no successful reply of {} to compare)", p[1], p[2]);
+      }
   } else if (const json* ph = find_phase(p[0])) {
     if (p[1] == "target" || p[1] == "cgroup") {
       const auto& t = (*ph)["resources"][p[1]];
@@ -201,11 +222,25 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
       const auto& m = p[2];
       if (contains(latency_groups, m)) {
         const auto& l = w.at(m + "_us");
-        if (l.at("count").get<uint64_t>() > 0) actual = l.at(p[3]).get<double>();
+        const uint64_t n = l.at("count").get<uint64_t>();
+        if (n > 0 && l.at(p[3]).is_number()) actual = l.at(p[3]).get<double>();
+        else no_value = fmt::format("no value (phase {} has no {} of {})", p[0],
+                                    m == "error_latency"      ? "error reply"
+                                    : m == "rejected_latency" ? "rejected request"
+                                    : m == "all_latency"      ? "request sent"
+                                    : m == "send_lag"         ? "late send"
+                                                              : "successful reply",
+                                    p[1]);
+        const auto low = l.value("low_confidence", nlohmann::json::array());
+        if (std::find(low.begin(), low.end(), p[3]) != low.end())
+          qualifier = fmt::format(" (from {} replies: low confidence)", n);
       } else if (m == "ops") {
         actual = w.at("ops").get<double>();
       } else if (m == "throughput") {
         actual = w.at("throughput_ops_s").get<double>();
+      } else if (m == "errors_pct") {
+        if (w.at("errors_pct").is_number()) actual = w.at("errors_pct").get<double>();
+        else no_value = fmt::format("no value (phase {}: {} tried nothing)", p[0], p[1]);
       } else if (m == "errors") {
         double n = 0;
         for (const auto& [k, v] : w.at("errors").items())
@@ -218,7 +253,7 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
       }
     }
   }
-  if (!actual) return {false, "no value (the phase did not run or recorded nothing)"};
+  if (!actual) return {false, no_value};
   const double a = *actual, b = c.rhs;
   bool ok = false;
   if (c.op == "<") ok = a < b;
@@ -227,7 +262,7 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
   else if (c.op == ">=") ok = a >= b;
   else if (c.op == "==") ok = a == b;
   else if (c.op == "!=") ok = a != b;
-  return {ok, format_actual(kind_of(p), a)};
+  return {ok, format_actual(kind_of(p), a) + qualifier};
 }
 
 }  // namespace rig

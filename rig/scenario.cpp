@@ -1,5 +1,10 @@
 #include "rig/scenario.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -102,8 +107,12 @@ namespace {
 
 const std::vector<std::string> top_level_sections = {"target", "workloads", "injectors", "phases", "expect", "sweep"};
 
+// Names become file and directory names (the run directory "<stamp>-<name>", a sweep's levels
+// in it): at most 64 characters keeps them well inside NAME_MAX (255).
+constexpr size_t max_name_length = 64;
+
 bool valid_name(const std::string& s) {
-  if (s.empty()) return false;
+  if (s.empty() || s.size() > max_name_length) return false;
   for (char c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
   return true;
@@ -270,7 +279,11 @@ struct loader {
     if (tv.has("name")) {
       sc.name = tv.str("name");
       if (!valid_name(sc.name))
-        diags.add(tv.where("name"), "'name' must use only letters, digits, '_' and '-' (it names the run directory)");
+        diags.add(tv.where("name"), fmt::format("'name' must be 1 to {} letters, digits, '_' or '-' (it names the run directory){}",
+                                                      max_name_length,
+                                                      sc.name.size() > max_name_length
+                                                          ? fmt::format("; it has {} characters", sc.name.size())
+                                                          : ""));
     }
     if (tv.has("description")) sc.description = tv.str("description");  // else refused already
     if (tv.has("seed")) sc.seed = tv.integer("seed");
@@ -295,7 +308,7 @@ struct loader {
         const std::string path = std::string(section) + "." + name;
         if (!valid_name(name)) {
           diags.add(pos_of(file, k.source()),
-                    fmt::format("name '{}' in [{}] must use only letters, digits, '_' and '-'", name, section));
+                    fmt::format("name '{}' in [{}] must be 1 to {} letters, digits, '_' or '-'", name, section, max_name_length));
           continue;
         }
         if (auto d = decode_kind(v, name, "[" + path + "]", path, kinds, what)) out.push_back(std::move(*d));
@@ -333,7 +346,7 @@ struct loader {
           if (!pv.has("name") || !pv.has("duration") || !pv.has("inject")) continue;  // each refused already
           phase_decl ph{pv.str("name"), pv.duration_ns("duration"), pv.strings("inject"), pos_of(file, pt.source())};
           if (!valid_name(ph.name))
-            diags.add(pv.where("name"), "phase name '" + ph.name + "' must use only letters, digits, '_' and '-'");
+            diags.add(pv.where("name"), fmt::format("phase name '{}' must be 1 to {} letters, digits, '_' or '-'", ph.name, max_name_length));
           if (!seen.insert(ph.name).second)
             diags.add(pv.where("name"), "duplicate phase name '" + ph.name + "'");
           std::set<std::string> injected;
@@ -551,16 +564,30 @@ scenario parse_scenario(const std::string& text, const std::string& file, const 
   return l.load(text, overrides);
 }
 
+// A scenario is a regular file of at most this many bytes (the largest in scenarios/ is ~3 KiB):
+// /dev/zero, a FIFO or a directory is refused before it is read.
+constexpr std::streamsize max_scenario_bytes = 1 << 20;
+
 scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides, bool allow_remote) {
-  std::ifstream in(path);
-  if (!in) {
+  auto refuse = [&](const std::string& why) {
     diagnostics d;
-    d.add({path, 0, 0, {}}, "cannot read the scenario file");
+    d.add({path, 0, 0, {}}, why);
     throw input_error(d);
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_scenario(ss.str(), path, overrides, true, allow_remote);
+  };
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) refuse(std::string("cannot read the scenario file: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) refuse("is a directory, not a scenario file (rig run takes one .toml file)");
+  if (!S_ISREG(st.st_mode)) refuse("is not a regular file (a device, a FIFO or a socket): rig reads scenarios from files");
+  if (st.st_size > max_scenario_bytes)
+    refuse(fmt::format("is {} bytes; a scenario file may be at most {} (1 MiB)", st.st_size, max_scenario_bytes));
+  std::ifstream in(path);
+  if (!in) refuse(std::string("cannot read the scenario file: ") + std::strerror(errno));
+  std::string text(size_t(max_scenario_bytes) + 1, '\0');
+  in.read(text.data(), max_scenario_bytes + 1);  // bounded even if it grew since the stat
+  text.resize(size_t(in.gcount()));
+  if (std::streamsize(text.size()) > max_scenario_bytes)
+    refuse(fmt::format("grew past {} bytes while being read", max_scenario_bytes));
+  return parse_scenario(text, path, overrides, true, allow_remote);
 }
 
 }  // namespace rig

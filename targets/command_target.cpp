@@ -164,9 +164,16 @@ std::optional<pid_t> command_target::pid() const {
   return std::nullopt;
 }
 
-std::vector<pid_t> command_target::target_processes() const {
-  if (tree_) return tree_->pids();
-  return child_.pid() > 0 ? process_tree(child_.pid()) : std::vector<pid_t>{};
+std::vector<pid_t> command_target::processes() const {
+  if (!tree_) return child_.pid() > 0 ? process_tree(child_.pid()) : std::vector<pid_t>{};
+  // The run's cgroup also holds rig's own helpers (a memory workload's): children of rig's
+  // other than the process it started are not the target's.
+  auto pids = tree_->pids();
+  std::erase_if(pids, [&](pid_t p) {
+    const auto h = stat_head(p);
+    return p != child_.pid() && h && h->ppid == ::getpid();
+  });
+  return pids;
 }
 
 std::vector<uint64_t> command_target::listening_inodes() const {
@@ -176,7 +183,7 @@ std::vector<uint64_t> command_target::listening_inodes() const {
 }
 
 std::vector<pid_t> command_target::listening_in_tree() const {
-  auto holders = socket_holders(listening_inodes(), target_processes());
+  auto holders = socket_holders(listening_inodes(), processes());
   // The one found ready first, then the others (a master's workers share its socket).
   std::stable_partition(holders.begin(), holders.end(), [&](pid_t p) { return p == serving_; });
   return holders;
@@ -193,7 +200,7 @@ std::vector<pid_t> command_target::serving_pids() const {
 void command_target::find_server() {
   const auto inodes = listening_inodes();
   if (inodes.empty()) return;  // ready by its log, listening later (or elsewhere): workloads will say
-  const auto mine = target_processes();
+  const auto mine = processes();
   auto holders = socket_holders(inodes, mine);
   if (holders.empty()) {
     const std::string others = process_names(socket_holders(inodes));

@@ -20,6 +20,8 @@ class command_target final : public target {
   // The process that serves the port (a wrapper's child, a server's master), else the one rig started.
   std::optional<pid_t> pid() const override;
   std::vector<pid_t> serving_pids() const override;
+  // The process rig started and its descendants (not a helper of rig's in the same cgroup).
+  std::vector<pid_t> processes() const override;
   std::optional<exit_info> died() override;
   bool started_by_rig() const override { return true; }
   std::optional<std::string> preload_executable() const override { return executable_; }
@@ -36,7 +38,6 @@ class command_target final : public target {
   // The processes of the target that hold its listening socket, with the one found ready first.
   std::vector<pid_t> listening_in_tree() const;
   std::vector<uint64_t> listening_inodes() const;  // the port's listening sockets, in the target's namespace
-  std::vector<pid_t> target_processes() const;
   void find_server();
   std::string host_ = "127.0.0.1";
   uint16_t port_ = 0;

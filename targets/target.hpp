@@ -42,6 +42,12 @@ class target {
   virtual std::string host() const = 0;
   virtual uint16_t port() const = 0;
   virtual std::optional<pid_t> pid() const { return std::nullopt; }
+  // Every process of the target (a master and its workers, a wrapper and its server): its CPU,
+  // memory and threads are theirs summed.
+  virtual std::vector<pid_t> processes() const {
+    if (const auto p = pid()) return {*p};
+    return {};
+  }
   // The processes that hold the target's listening socket (where an injection must be seen to
   // have landed); empty when rig cannot see them (a target rig did not start).
   virtual std::vector<pid_t> serving_pids() const {

@@ -25,6 +25,8 @@ const char* error_kind_name(error_kind k) {
     case error_kind::protocol: return "protocol";
     case error_kind::status_4xx: return "status_4xx";
     case error_kind::status_5xx: return "status_5xx";
+    case error_kind::error_reply: return "error_reply";
+    case error_kind::bad_reply: return "bad_reply";
   }
   return "?";
 }
@@ -33,6 +35,9 @@ void phase_stats::merge(const phase_stats& o) {
   latency.merge(o.latency);
   service.merge(o.service);
   send_lag.merge(o.send_lag);
+  error_latency.merge(o.error_latency);
+  rejected_latency.merge(o.rejected_latency);
+  all_latency.merge(o.all_latency);
   ops += o.ops;
   late_sends += o.late_sends;
   for (size_t i = 0; i < errors.size(); ++i) errors[i] += o.errors[i];
@@ -147,17 +152,29 @@ void thread_recorder::record(int64_t intended_ns, int64_t sent_ns, int64_t done_
   ++p->ops;
   count_status(*p, status);
   p->latency.record(done_ns - intended_ns);
+  p->all_latency.record(done_ns - intended_ns);
   p->service.record(done_ns - sent_ns);
   if (sent_ns > intended_ns) p->send_lag.record(sent_ns - intended_ns);  // closed loop: no lag to record
   if (generator_lag_ns > generator_late_ns) ++p->late_sends;
 }
 
-void thread_recorder::error(error_kind k, int64_t now_ns, int status) {
+bool is_error_reply(error_kind k) {
+  return k == error_kind::status_4xx || k == error_kind::status_5xx || k == error_kind::error_reply ||
+         k == error_kind::bad_reply || k == error_kind::protocol;
+}
+
+void thread_recorder::error(error_kind k, int64_t now_ns, int status, int64_t intended_ns) {
   roll(now_ns);
   ++window_->errors;
   if (phase_stats* p = current_phase()) {
     ++p->errors[size_t(k)];
     count_status(*p, status);
+    if (intended_ns >= 0) {
+      const int64_t took = now_ns - intended_ns;
+      p->all_latency.record(took);
+      if (k == error_kind::rejected) p->rejected_latency.record(took);
+      else if (is_error_reply(k)) p->error_latency.record(took);
+    }
   }
 }
 
@@ -266,6 +283,8 @@ shared_clock_cell::~shared_clock_cell() {
 
 nlohmann::json phase_stats::to_wire() const {
   return {{"latency", latency.to_wire()}, {"service", service.to_wire()}, {"send_lag", send_lag.to_wire()},
+          {"error_latency", error_latency.to_wire()}, {"rejected_latency", rejected_latency.to_wire()},
+          {"all_latency", all_latency.to_wire()},
           {"ops", ops},  {"late_sends", late_sends}, {"errors", errors}, {"status_classes", status_classes},
           {"counts", counts}};
 }
@@ -275,6 +294,9 @@ phase_stats phase_stats::from_wire(const nlohmann::json& j) {
   s.latency = histogram::from_wire(j.at("latency"));
   s.service = histogram::from_wire(j.at("service"));
   s.send_lag = histogram::from_wire(j.at("send_lag"));
+  s.error_latency = histogram::from_wire(j.at("error_latency"));
+  s.rejected_latency = histogram::from_wire(j.at("rejected_latency"));
+  s.all_latency = histogram::from_wire(j.at("all_latency"));
   s.ops = j.at("ops").get<uint64_t>();
   s.late_sends = j.at("late_sends").get<uint64_t>();
   s.errors = j.at("errors").get<decltype(s.errors)>();

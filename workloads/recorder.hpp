@@ -69,9 +69,14 @@ class shared_clock_cell {
 
 // read/write: other I/O failures; reset: the peer reset the connection (RST); closed: the
 // peer closed it mid-request (EOF); status_4xx/5xx: an HTTP reply saying the request failed.
-enum class error_kind { connect, timeout, read, write, reset, closed, rejected, protocol, status_4xx, status_5xx };
-constexpr size_t error_kind_count = 10;
+enum class error_kind {
+  connect, timeout, read, write, reset, closed, rejected, protocol, status_4xx, status_5xx, error_reply, bad_reply
+};
+constexpr size_t error_kind_count = 12;
 const char* error_kind_name(error_kind k);
+// The kinds that are replies saying the request failed (a status, an error prefix, a reply not as
+// expected), as against a request that got no reply (timeout, reset, ...) or a rejection.
+bool is_error_reply(error_kind k);
 
 // A send later than this after the op was allowed to go is the generator's own lateness, not the
 // target's, and more than 1% of ops that late says the generator limited the phase. Below it is
@@ -81,9 +86,13 @@ const char* error_kind_name(error_kind k);
 constexpr int64_t generator_late_ns = 10'000'000;
 
 struct phase_stats {
-  histogram latency;   // from intended send time (coordinated omission corrected)
+  histogram latency;   // from intended send time (coordinated omission corrected): successful replies
   histogram service;   // from actual send
   histogram send_lag;  // actual send - intended send
+  // Every request has an outcome and a latency (from the intended send time): replies that were
+  // errors (a status, an error prefix, a bad reply), rejections, and all requests sent whatever
+  // their end (a timeout at the timeout, a reset when it came).
+  histogram error_latency, rejected_latency, all_latency;
   uint64_t ops = 0;
   uint64_t late_sends = 0;  // sent > generator_late_ns after the op was allowed to go
   std::array<uint64_t, error_kind_count> errors{};
@@ -141,7 +150,9 @@ class thread_recorder {
   // status: the reply's status code (0: none), counted by class in the same phase as the op, so a phase
   // ending between the two cannot split them.
   void record(int64_t intended_ns, int64_t sent_ns, int64_t done_ns, int64_t generator_lag_ns = 0, int status = 0);
-  void error(error_kind k, int64_t now_ns, int status = 0);
+  // intended_ns: when the request was meant to go (-1: none was sent, e.g. a failed connect), so
+  // the failure's latency is recorded by its outcome.
+  void error(error_kind k, int64_t now_ns, int status = 0, int64_t intended_ns = -1);
   void count(const char* what, uint64_t n);  // adds to the running phase's counts[what]
   void tick(int64_t now_ns);  // hands in the current window once its second is over, and a phase left
   void flush();

@@ -196,10 +196,10 @@ awaitable<void> stream_workload::request_loop(worker& w, conn& c) {
     const int64_t lag = generator_lag_ns(intended, c.free_ns, sent);
     c.free_ns = done;
     if (r.ec) {
-      rec.error(classify(r.ec, c.timed_out, c.pair, r.io_error), done);
+      rec.error(classify(r.ec, c.timed_out, c.pair, r.io_error), done, 0, intended);
       co_return;
     }
-    if (r.failure) rec.error(*r.failure, done, r.status);
+    if (r.failure) rec.error(*r.failure, done, r.status, intended);
     else rec.record(intended, sent, done, lag, r.status);
     if (r.reconnect) co_return;
   }

@@ -1,4 +1,7 @@
+#include <fmt/format.h>
+
 #include <cstring>
+#include <string_view>
 
 #include "core/asio.hpp"
 #include "core/clock.hpp"
@@ -21,9 +24,51 @@ const option_table& tcp_workload_options() {
        .help = "raw protocol: bytes sent per request (e.g. \"PING\\r\\n\"); absent: the built-in protocol"},
       {.name = "response_until", .type = opt_type::string, .default_text = "",
        .help = "raw protocol: a reply ends with this delimiter (e.g. \"\\r\\n\")"},
+      {.name = "expect_reply", .type = opt_type::string, .default_text = "",
+       .help = "raw protocol: the reply must be exactly these bytes (e.g. \"+PONG\\r\\n\"); any other is a bad_reply error"},
+      {.name = "expect_prefix", .type = opt_type::string, .default_text = "",
+       .help = "raw protocol: the reply must start with these bytes; any other is a bad_reply error"},
+      {.name = "error_prefix", .type = opt_type::strings, .default_text = "",
+       .help = "raw protocol: a reply starting with one of these is the server's error reply, counted as an "
+               "error_reply error (e.g. [\"-\"] for redis, [\"ERROR\", \"CLIENT_ERROR\", \"SERVER_ERROR\"] for memcached)"},
   });
   return t;
 }
+
+namespace {
+
+// What a raw reply must look like, checked against how it ends (its size, its delimiter).
+void check_expected_reply(const option_values& v, const bind_context& ctx, diagnostics& diags) {
+  if (v.has("expect_reply") && v.has("expect_prefix"))
+    diags.add(v.where("expect_prefix"), "'expect_reply' and 'expect_prefix' in " + ctx.section +
+                                            " conflict: a reply is checked whole or by its start");
+  for (const char* k : {"expect_reply", "expect_prefix"})
+    if (v.has(k) && v.str(k).empty()) diags.add(v.where(k), fmt::format("'{}' in {} is empty", k, ctx.section));
+  if (v.has("error_prefix"))
+    for (const auto& e : v.strings("error_prefix"))
+      if (e.empty()) diags.add(v.where("error_prefix"), "'error_prefix' in " + ctx.section + " holds an empty prefix");
+  const bool sized = v.is_set("response_size") && !v.has("response_until");
+  if (v.has("expect_reply") && sized && v.str("expect_reply").size() != v.bytes("response_size"))
+    diags.add(v.where("expect_reply"),
+              fmt::format("'expect_reply' in {} is {} bytes but 'response_size' reads {}: no reply could match",
+                          ctx.section, v.str("expect_reply").size(), v.bytes("response_size")));
+  if (v.has("expect_prefix") && sized && v.str("expect_prefix").size() > v.bytes("response_size"))
+    diags.add(v.where("expect_prefix"),
+              fmt::format("'expect_prefix' in {} is {} bytes, longer than the {} 'response_size' reads", ctx.section,
+                          v.str("expect_prefix").size(), v.bytes("response_size")));
+  if (v.has("expect_reply") && v.has("response_until")) {
+    const auto& e = v.str("expect_reply");
+    const auto& u = v.str("response_until");
+    if (e.size() < u.size() || e.compare(e.size() - u.size(), u.size(), u) != 0 || e.find(u) != e.size() - u.size())
+      diags.add(v.where("expect_reply"), fmt::format("'expect_reply' in {} must end with 'response_until' and hold "
+                                                     "it only there: a reply ends at its first delimiter",
+                                                     ctx.section));
+  }
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+}  // namespace
 
 void check_tcp_workload(const option_values& v, const bind_context& ctx, diagnostics& diags) {
   check_stream_options(v, ctx, diags);
@@ -38,9 +83,16 @@ void check_tcp_workload(const option_values& v, const bind_context& ctx, diagnos
                                         " needs 'response_size' or 'response_until' to know where a reply ends");
     if (v.has("response_until") && v.str("response_until").empty())
       diags.add(v.where("response_until"), "'response_until' in " + ctx.section + " is empty");
+    check_expected_reply(v, ctx, diags);
   } else if (v.has("response_until")) {
     diags.add(v.where("response_until"),
               "'response_until' in " + ctx.section + " applies to raw protocols only; set 'request' as well");
+  } else if (const char* k = v.has("expect_reply") ? "expect_reply" : v.has("expect_prefix") ? "expect_prefix"
+                             : v.has("error_prefix")  ? "error_prefix"
+                                                      : nullptr) {
+    diags.add(v.where(k), fmt::format("'{}' in {} applies to raw protocols only (the built-in protocol checks its "
+                                      "own replies); set 'request' as well",
+                                      k, ctx.section));
   } else if (v.bytes("response_size") < wire::header_bytes) {
     diags.add(v.where("response_size"),
               "'response_size' in " + ctx.section + " must be at least 16B with the built-in protocol");
@@ -59,6 +111,26 @@ tcp_workload::tcp_workload(const option_values& v) : stream_workload(v) {
   response_size_ = uint32_t(v.bytes("response_size"));
   if (v.has("request")) raw_request_ = v.str("request");
   if (v.has("response_until")) until_ = v.str("response_until");
+  if (v.has("expect_reply")) expect_reply_ = v.str("expect_reply");
+  if (v.has("expect_prefix")) expect_prefix_ = v.str("expect_prefix");
+  if (v.has("error_prefix")) error_prefixes_ = v.strings("error_prefix");
+}
+
+// A raw reply, read whole: the server's error reply, one that is not what was expected, or bytes
+// past it (the reply was longer than its size or its first delimiter: the stream is out of step).
+void tcp_workload::check_raw_reply(std::string_view got, size_t stray_bytes, reply& r) const {
+  for (const auto& e : error_prefixes_)
+    if (starts_with(got, e)) {
+      r.failure = error_kind::error_reply;
+      break;
+    }
+  if (!r.failure && ((!expect_reply_.empty() && got != expect_reply_) ||
+                     (!expect_prefix_.empty() && !starts_with(got, expect_prefix_))))
+    r.failure = error_kind::bad_reply;
+  if (stray_bytes) {
+    r.failure = error_kind::bad_reply;
+    r.reconnect = true;  // the next reply would start inside this one
+  }
 }
 
 std::unique_ptr<stream_workload::conn> tcp_workload::make_conn(asio::io_context& ioc) {
@@ -83,6 +155,13 @@ awaitable<stream_workload::reply> tcp_workload::exchange(conn& base) {
     wire::request_header h{wire::request_magic, request_size_, response_size_, ++c.seq};
     std::memcpy(c.req.data(), &h, sizeof h);
   }
+  // Bytes waiting before a request was sent: the last reply was longer than it was read as.
+  if (!builtin && c.sock.available(r.ec) > 0 && !r.ec) {
+    r.failure = error_kind::bad_reply;
+    r.reconnect = true;
+    co_return r;
+  }
+  if (r.ec) co_return r;
   co_await asio::async_write(c.sock, asio::buffer(c.req), asio::redirect_error(use_awaitable, r.ec));
   if (r.ec) {
     r.io_error = error_kind::write;
@@ -104,10 +183,14 @@ awaitable<stream_workload::reply> tcp_workload::exchange(conn& base) {
     if (!r.ec && h.status == uint32_t(wire::status::error)) r.failure = error_kind::status_5xx;  // the server's own error
   } else if (until_.empty()) {
     co_await asio::async_read(c.sock, asio::buffer(c.resp), asio::redirect_error(use_awaitable, r.ec));
+    if (!r.ec) check_raw_reply(std::string_view(c.resp.data(), c.resp.size()), c.sock.available(r.ec), r);
   } else {
     const size_t n = co_await asio::async_read_until(c.sock, asio::dynamic_buffer(c.until_buf), until_,
                                                      asio::redirect_error(use_awaitable, r.ec));
-    if (!r.ec) c.until_buf.erase(0, n);
+    if (!r.ec) {
+      check_raw_reply(std::string_view(c.until_buf).substr(0, n), c.until_buf.size() - n + c.sock.available(r.ec), r);
+      c.until_buf.erase(0, n);
+    }
   }
   co_return r;
 }

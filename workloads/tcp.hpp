@@ -1,4 +1,6 @@
 #pragma once
+#include <string_view>
+
 #include "workloads/stream.hpp"
 
 namespace rig {
@@ -18,9 +20,12 @@ class tcp_workload final : public stream_workload {
   std::unique_ptr<conn> make_conn(asio::io_context& ioc) override;
   void connected(conn& c) override;
   awaitable<reply> exchange(conn& c) override;
+  void check_raw_reply(std::string_view got, size_t stray_bytes, reply& r) const;
 
   uint32_t request_size_ = 64, response_size_ = 64;
   std::string raw_request_, until_;
+  std::string expect_reply_, expect_prefix_;  // empty: not checked
+  std::vector<std::string> error_prefixes_;
 };
 
 }  // namespace rig

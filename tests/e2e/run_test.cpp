@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "../helpers.hpp"
+#include "../nginx.hpp"
 #include "core/process.hpp"
 
 using namespace rig;
@@ -706,4 +707,43 @@ TEST_CASE("the shim reaches the server behind a shell: sh -c exec, a script that
   check_shim_reaches_server({script, "{rig}", "target", "--bind", "{host}", "--port", "{port}", "--set", "reply_writes=2"},
                             false);
   check_shim_reaches_server({"sh", "-c", std::string(kTarget) + "; echo server exited"}, true);
+}
+
+TEST_CASE("a target of several processes (nginx: a master and 2 workers) is measured whole, its master beside") {
+  const std::string bin = rig::testing::which("nginx");
+  if (bin.empty()) {
+    MESSAGE("skipped: nginx is not installed (scripts/install-deps.sh installs nginx-light)");
+    return;
+  }
+  temp_dir tmp;
+  const uint16_t port = rig::testing::free_port();
+  const auto files = rig::testing::nginx_files::write(tmp.path, port, 2);
+  std::ofstream(tmp.path + "/s.toml") << fmt::format(R"(name = "nginx-workers"
+[target]
+kind = "command"
+run = ["{}", "-c", "{}", "-e", "stderr"]
+port = {}
+[workloads.web]
+kind = "http"
+connections = 8
+path = "/hello"
+[[phases]]
+name = "load"
+duration = "1500ms"
+)",
+                                                    bin, files.conf, port);
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path, "--quiet"}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto r = run.report();
+  const auto& t = r["phases"][0]["resources"]["target"];
+  INFO(t.dump());
+  CHECK(t["processes_max"] == 3);
+  // The workers serve: the sum carries their CPU (before, the master's own ~0% was the figure).
+  CHECK(t["cpu_pct"].get<double>() > 20);
+  REQUIRE(t.contains("main_process"));
+  CHECK(t["main_process"]["cpu_pct"].get<double>() < 5);
+  CHECK(t["rss_max_bytes"].get<double>() > t["main_process"]["rss_max_bytes"].get<double>());
+  CHECK(t["threads_max"].get<int>() >= 3);
+  CHECK(r["phases"][0]["workloads"]["web"]["throughput_ops_s"].get<double>() > 1000);
 }

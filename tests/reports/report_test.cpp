@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "reports/report.hpp"
 
 using namespace rig;
@@ -40,4 +42,51 @@ TEST_CASE("a phase goes to its report.json form and back whole, its workloads in
   CHECK(back.end_s == p.end_s);  // doubles exactly
   CHECK(back.workloads[0].latency.mean == p.workloads[0].latency.mean);
   CHECK_THROWS(phase_from_json(j, {"zz", "missing"}));  // a workload it does not hold
+}
+
+TEST_CASE("no value is no value: an empty phase's latency is null and its magnification absent, not 0") {
+  auto phase = [](const char* name, uint64_t replies, double p99) {
+    phase_result p;
+    p.name = name;
+    workload_phase_result w;
+    w.name = "rr";
+    w.ops = replies;
+    w.throughput_ops_s = double(replies);
+    w.latency.count = replies;
+    w.latency.p50 = w.latency.p99 = w.latency.p999 = p99;
+    p.workloads.push_back(w);
+    return p;
+  };
+  const std::vector<phase_result> phases = {phase("base", 2000, 100), phase("dead", 0, 0), phase("slow", 2000, 400)};
+  const auto m = compute_magnification(phases);
+  REQUIRE(m.size() == 2);
+  CHECK(std::isnan(m[0].p99_x));
+  CHECK(std::isnan(m[0].p50_x));
+  CHECK(m[0].throughput_x == 0);
+  CHECK(m[1].p99_x == doctest::Approx(4));
+  const auto j = to_json(phases[1]);
+  CHECK(j["workloads"]["rr"]["latency_us"]["p99"].is_null());
+  CHECK(j["workloads"]["rr"]["latency_us"]["count"] == 0);
+  // And back: the figures stay absent (count 0), nothing throws.
+  CHECK(phase_from_json(j, {"rr"}).workloads[0].latency.count == 0);
+
+  // Against a baseline with no replies there is nothing to magnify from.
+  CHECK(compute_magnification({phase("base", 0, 0), phase("slow", 2000, 400)}).empty());
+}
+
+TEST_CASE("a percentile from fewer samples than it needs is marked low-confidence") {
+  CHECK(latency_summary::samples_for(50) == 20);
+  CHECK(latency_summary::samples_for(90) == 100);
+  CHECK(latency_summary::samples_for(99) == 1000);
+  CHECK(latency_summary::samples_for(99.9) == 10000);
+  latency_summary l;
+  CHECK(l.low_confidence().empty());  // no samples: no value, nothing to qualify
+  l.count = 999;
+  CHECK(l.low_confidence() == std::vector<std::string>{"p99", "p999"});
+  l.count = 1000;
+  CHECK(l.low_confidence() == std::vector<std::string>{"p999"});
+  l.count = 19;
+  CHECK(l.low_confidence() == std::vector<std::string>{"p50", "p90", "p99", "p999"});
+  l.count = 10000;
+  CHECK(l.low_confidence().empty());
 }
