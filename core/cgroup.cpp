@@ -462,6 +462,11 @@ std::optional<int64_t> cgroup::swap_limit() const {
   return both - *mem;
 }
 
+void cgroup::reset_memory_peak() {
+  const dir& d = at("memory");
+  if (d.version == cg_version::v1) write_control(d.path + "/memory.max_usage_in_bytes", "0");
+}
+
 memory_figures cgroup::memory() const {
   const dir& d = at("memory");
   memory_figures m;

@@ -86,6 +86,9 @@ class cgroup {
   // limit + swap; v2 memory.swap.max = swap).
   void set_memory_limit(std::optional<int64_t> bytes, std::optional<int64_t> swap_bytes = std::nullopt);
   std::optional<int64_t> memory_limit() const;  // read back; nullopt: no limit
+  // v1: the high-water mark starts again from the usage now (memory.max_usage_in_bytes), so a
+  // peak read later is the one since a cap was set; v2's memory.peak runs from the cgroup's start.
+  void reset_memory_peak();
   std::optional<int64_t> swap_limit() const;
   memory_figures memory() const;
 

@@ -24,4 +24,27 @@ std::string kernel_release() {
 
 int online_cpus() { return int(::sysconf(_SC_NPROCESSORS_ONLN)); }
 
+namespace {
+rlimit read_nofile() {
+  rlimit r{};
+  ::getrlimit(RLIMIT_NOFILE, &r);
+  return r;
+}
+const rlimit given_nofile = read_nofile();  // before main(): what rig's parent gave it
+}  // namespace
+
+void raise_fd_limit() {
+  rlimit r = read_nofile();
+  if (r.rlim_cur == r.rlim_max) return;
+  r.rlim_cur = r.rlim_max;
+  ::setrlimit(RLIMIT_NOFILE, &r);
+}
+
+int64_t fd_limit_hard() {
+  const rlimit r = read_nofile();
+  return r.rlim_max == RLIM_INFINITY ? INT64_MAX : int64_t(r.rlim_max);
+}
+
+const rlimit& fd_limit_given() { return given_nofile; }
+
 }  // namespace rig

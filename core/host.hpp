@@ -1,4 +1,7 @@
 #pragma once
+#include <sys/resource.h>
+
+#include <cstdint>
 #include <string>
 
 namespace rig {
@@ -8,5 +11,12 @@ namespace rig {
 std::string cgroup_version();
 std::string kernel_release();
 int online_cpus();
+
+// rig's own descriptors (a workload of thousands of connections): the soft RLIMIT_NOFILE is
+// raised to the hard limit at start. What rig was given is kept: the processes it starts get
+// that back, so a target runs under its user's limit, not rig's.
+void raise_fd_limit();
+int64_t fd_limit_hard();                  // what rig can have (RLIMIT_NOFILE hard; INT64_MAX if unlimited)
+const rlimit& fd_limit_given();           // the limit rig was started with
 
 }  // namespace rig

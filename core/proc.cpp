@@ -124,6 +124,16 @@ std::optional<proc_sample> read_proc(pid_t pid) {
   s.voluntary_ctx = vol;
   s.involuntary_ctx = invol;
   s.fds = count_entries(base + "/fd");
+  if (const auto io = read_text_file(base + "/io")) {
+    const auto field = [&](const char* key) -> uint64_t {
+      const auto at = io->find(key);
+      return at == std::string::npos ? 0 : std::strtoull(io->c_str() + at + std::strlen(key), nullptr, 10);
+    };
+    s.disk_read_bytes = field("\nread_bytes: ");
+    // Bytes written and then truncated away before writeback never reach the disk.
+    const uint64_t written = field("\nwrite_bytes: "), cancelled = field("\ncancelled_write_bytes: ");
+    s.disk_write_bytes = written > cancelled ? written - cancelled : 0;
+  }
   return s;
 }
 
@@ -145,6 +155,8 @@ std::optional<proc_sample> process_group_meter::read(const std::vector<pid_t>& p
     grow(&proc_sample::voluntary_ctx);
     grow(&proc_sample::involuntary_ctx);
     grow(&proc_sample::run_queue_wait_ns);
+    grow(&proc_sample::disk_read_bytes);
+    grow(&proc_sample::disk_write_bytes);
     sum.t_ns = r->t_ns;
     sum.rss_bytes += r->rss_bytes;
     sum.threads += r->threads;
@@ -159,6 +171,8 @@ std::optional<proc_sample> process_group_meter::read(const std::vector<pid_t>& p
   sum.voluntary_ctx = total_.voluntary_ctx;
   sum.involuntary_ctx = total_.involuntary_ctx;
   sum.run_queue_wait_ns = total_.run_queue_wait_ns;
+  sum.disk_read_bytes = total_.disk_read_bytes;
+  sum.disk_write_bytes = total_.disk_write_bytes;
   return sum;
 }
 

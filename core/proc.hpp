@@ -19,6 +19,10 @@ struct proc_sample {
   uint64_t voluntary_ctx = 0, involuntary_ctx = 0;  // summed over live threads
   uint64_t run_queue_wait_ns = 0;  // time runnable but waiting for a CPU (schedstat), summed over live threads
   int processes = 1;               // how many processes the sample sums
+  // Cumulative, /proc/PID/io: bytes the process caused to be read from storage, and to be sent
+  // to it (counted when written, whoever writes the pages back later: the kernel's flusher's
+  // writeback, which a cgroup v1 io counter gives to the root, is the process's here).
+  uint64_t disk_read_bytes = 0, disk_write_bytes = 0;
 };
 
 // The figures of several processes as one (a server's master and workers): gauges (RSS,

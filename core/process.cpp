@@ -19,6 +19,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/host.hpp"
 #include "core/journal.hpp"
 #include "core/pidfd.hpp"
 #include "core/proc.hpp"
@@ -76,6 +77,7 @@ child_process child_process::spawn(const spawn_options& opts) {
   int exec_pipe[2];
   throw_system_error_on(::pipe2(exec_pipe, O_CLOEXEC) != 0, "pipe");
   const pid_t parent = ::getpid();
+  const rlimit nofile = fd_limit_given();  // rig raised its own; the program gets what rig was given
   const pid_t pid = ::fork();
   if (pid < 0) throw_system_error("fork");
   if (pid == 0) {
@@ -113,6 +115,7 @@ child_process child_process::spawn(const spawn_options& opts) {
         (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
         _exit(126);
       }
+    setrlimit(RLIMIT_NOFILE, &nofile);
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }

@@ -43,6 +43,7 @@ struct run_context {
   std::string shim_missing;                // else why the target cannot take it
   failpoint_channel* failpoints = nullptr;  // rig's failpoint channel, when an injector arms failpoints
   std::string failpoints_missing;           // else why the target cannot have one
+  int64_t phase_duration_ns = 0;            // the phase being applied, for a schedule to fit in it (0: open)
 };
 
 struct probe_result {

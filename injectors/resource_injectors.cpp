@@ -157,6 +157,7 @@ class memory_injector final : public injector {
       prior_swap_ = cg_->swap_limit();
       at_apply_ = cg_->memory();
       cg_->set_memory_limit(limit_, swap_);
+      cg_->reset_memory_peak();
       return;
     }
     if (!ctx.target_pid) throw std::runtime_error("memory via rlimit: the target has no process");
@@ -200,12 +201,36 @@ class memory_injector final : public injector {
     if (!cg_) return nlohmann::json::object();
     const auto m = cg_->memory();
     const int64_t hits = m.limit_hits - at_apply_.limit_hits, kills = m.oom_kills - at_apply_.oom_kills;
+    const int64_t page = ::sysconf(_SC_PAGESIZE), cap = limit_ / page * page;
+    const bool v2 = cg_->version("memory") == cg_version::v2;
+    // v1's peak starts again at apply(); v2's runs from the cgroup's start, and its "max" event
+    // count is kept.
+    const bool reached = hits > 0 || kills > 0 || (!v2 && m.peak_bytes >= cap);
+    // The kernel's count of charges refused at the cap, where it keeps one: v1 on recent kernels
+    // leaves memory.failcnt at 0 even through an OOM kill (seen on 6.18), so 0 there is no count.
+    const nlohmann::json limit_hits = hits == 0 && reached ? nlohmann::json() : nlohmann::json(hits);
+    const std::string peak = m.peak_bytes < 0 ? ""
+                             : fmt::format("peak {}{}", format_bytes(double(m.peak_bytes)),
+                                           v2 ? " since the target started" : "");
+    std::string summary;
+    if (kills > 0)
+      summary = fmt::format("the target reached its {} cap and the kernel's OOM killer killed {} process{} ({}{}{} "
+                            "left in the cgroup after)",
+                            format_bytes(double(limit_)), kills, kills == 1 ? "" : "es", peak, peak.empty() ? "" : "; ",
+                            format_bytes(double(m.usage_bytes)));
+    else if (reached)
+      summary = fmt::format("the target reached its {} cap ({}{}uses {} now){}", format_bytes(double(limit_)), peak,
+                            peak.empty() ? "" : ", ", format_bytes(double(m.usage_bytes)),
+                            hits > 0 ? fmt::format("; the kernel refused {} charges there", hits) : "");
+    else
+      summary = fmt::format("the target uses {} of its {} cap{}", format_bytes(double(m.usage_bytes)),
+                            format_bytes(double(limit_)), peak.empty() ? "" : " (" + peak + ")");
     return {{"usage_bytes", m.usage_bytes},
-            {"limit_hits", hits},
+            {"peak_bytes", m.peak_bytes < 0 ? nlohmann::json() : nlohmann::json(m.peak_bytes)},
+            {"cap_reached", reached},
+            {"limit_hits", limit_hits},
             {"oom_kills", kills},
-            {"summary", fmt::format("the target uses {} of its {} cap; the cap was hit {} times, {} OOM kill{}",
-                                    format_bytes(double(m.usage_bytes)), format_bytes(double(limit_)), hits, kills,
-                                    kills == 1 ? "" : "s")}};
+            {"summary", summary}};
   }
 
   void revert(run_context&) noexcept override {

@@ -89,9 +89,12 @@ class pause_injector final : public injector {
     pauses_ = 0;
     paused_ns_ = 0;
     t0_ = mono_ns();
+    // The pauses that begin within the phase: 5 s at one a second is 5, not a sixth begun as
+    // the phase ends (the phase starts after verify(), a little later than t0_).
+    const int64_t cycles = ctx.phase_duration_ns > 0 ? (ctx.phase_duration_ns + period_ns_ - 1) / period_ns_ : INT64_MAX;
     stop_target();
-    schedule_.start([this](scheduled& s) {
-      for (int64_t cycle = 0;; ++cycle) {
+    schedule_.start([this, cycles](scheduled& s) {
+      for (int64_t cycle = 0; cycle < cycles; ++cycle) {
         const int64_t start = t0_ + cycle * period_ns_;
         if (cycle > 0) {
           if (!s.sleep_until(start)) return;

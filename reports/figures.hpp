@@ -25,8 +25,9 @@ inline const std::vector<std::string>& target_figure_names() {
     std::vector<std::string> n = {"samples", "cpu_pct", "cpu_user_s", "cpu_sys_s", "rss_max_bytes", "rss_start_bytes",
                                   "rss_end_bytes", "threads_min", "threads_max", "fds_max", "processes_max",
                                   "voluntary_ctx_switches", "involuntary_ctx_switches", "ctx_switches",
-                                  "run_queue_wait_s", "run_queue_wait_ms_per_s", "rss_growth_per_op_bytes",
-                                  "rss_growth_bytes", "ops_per_cpu_s", "retained_per_request_bytes"};
+                                  "run_queue_wait_s", "run_queue_wait_ms_per_s", "disk_read_bytes_per_s",
+                                  "disk_write_bytes_per_s", "rss_growth_per_op_bytes", "rss_growth_bytes",
+                                  "ops_per_cpu_s", "retained_per_request_bytes"};
     for (const auto& t : builtin_counter_totals()) n.push_back(t);
     for (const auto& g : builtin_counter_gauges())
       for (const char* s : {"_min", "_max", "_start", "_end"}) n.push_back(g + s);

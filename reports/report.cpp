@@ -275,16 +275,21 @@ std::string terminal_summary(const run_report& r, bool color) {
           t.contains("rss_growth_per_op_bytes") ? format_bytes(t["rss_growth_per_op_bytes"].get<double>()) : "-";
       const std::string per_cpu_s = t.contains("ops_per_cpu_s") ? format_count(t["ops_per_cpu_s"].get<double>()) : "-";
       // Run-queue wait: how long per second its threads were runnable but had no CPU.
-      const std::string wait = t.contains("run_queue_wait_ms_per_s")
+      const std::string wait = t.contains("run_queue_wait_ms_per_s") && t["run_queue_wait_ms_per_s"].is_number()
                                    ? format_duration_us(t["run_queue_wait_ms_per_s"].get<double>() * 1e3)
                                    : "-";
-      // Disk writes against the cap in force: bytes/s where bytes are capped, else operations/s.
+      // Disk writes against the cap in force: operations/s where only operations are capped (the
+      // io controller's count), else bytes/s: the target's own (/proc/PID/io, which its
+      // writeback counts in; cgroup v1 gives the flusher's writeback to the root cgroup).
       std::string disk = "-";
       if (c.contains("io_write_bytes_per_s")) {
         const auto& capj = c["io_cap"];
         const bool ops = capj.is_object() && capj["write_iops"].get<int64_t>() && !capj["write_bps"].get<int64_t>();
-        const std::string used = ops ? fmt::format("{:.0f}/s", c["io_write_ops_per_s"].get<double>())
-                                     : format_bytes(c["io_write_bytes_per_s"].get<double>()) + "/s";
+        const bool own = t.contains("disk_write_bytes_per_s") && t["disk_write_bytes_per_s"].is_number();
+        const double bytes_s =
+            own ? t["disk_write_bytes_per_s"].get<double>() : c["io_write_bytes_per_s"].get<double>();
+        const std::string used =
+            ops ? fmt::format("{:.0f}/s", c["io_write_ops_per_s"].get<double>()) : format_bytes(bytes_s) + "/s";
         std::string limit = "none";
         if (capj.is_object() && ops) limit = fmt::format("{}/s", capj["write_iops"].get<int64_t>());
         else if (capj.is_object() && capj["write_bps"].get<int64_t>())

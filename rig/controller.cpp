@@ -139,7 +139,11 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
     const double wall_s = double(last->t_ns - first->t_ns) / 1e9;
     const double wait_s = double(last->run_queue_wait_ns - std::min(last->run_queue_wait_ns, first->run_queue_wait_ns)) / 1e9;
     j["run_queue_wait_s"] = wait_s;
-    j["run_queue_wait_ms_per_s"] = wall_s > 0 ? wait_s * 1e3 / wall_s : 0.0;
+    j["run_queue_wait_ms_per_s"] = wall_s > 0 ? json(wait_s * 1e3 / wall_s) : json();
+    // What the target wrote to and read from storage (its own view: writeback included).
+    const auto per_s = [&](uint64_t a, uint64_t b) { return wall_s > 0 ? json(double(b - std::min(a, b)) / wall_s) : json(); };
+    j["disk_read_bytes_per_s"] = per_s(first->disk_read_bytes, last->disk_read_bytes);
+    j["disk_write_bytes_per_s"] = per_s(first->disk_write_bytes, last->disk_write_bytes);
     return j;
   };
   json target = proc_summary([](const resource_sample& s) -> const std::optional<proc_sample>& { return s.target; });
@@ -217,8 +221,11 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
       cg["memory_peak_bytes"] = clast->memory->peak_bytes;  // the kernel's own high-water mark (-1: not kept)
       cg["memory_used_end_bytes"] = clast->memory->usage_bytes;
       cg["memory_cap_bytes"] = mem_cap ? json(*mem_cap) : json();
-      cg["memory_limit_hits"] = clast->memory->limit_hits - cfirst->memory->limit_hits;
-      cg["oom_kills"] = clast->memory->oom_kills - cfirst->memory->oom_kills;
+      const int64_t hits = clast->memory->limit_hits - cfirst->memory->limit_hits,
+                    kills = clast->memory->oom_kills - cfirst->memory->oom_kills;
+      // No count where the kernel keeps none (cgroup v1 on recent kernels: 0 through an OOM kill).
+      cg["memory_limit_hits"] = hits == 0 && kills > 0 ? json() : json(hits);
+      cg["oom_kills"] = kills;
     }
     if (clast->io && cfirst->io) {
       const double wall_s = double(t_last - t_first) / 1e9;
@@ -265,20 +272,23 @@ class timeseries_stream {
       : sc_(sc), start_ns_(start_ns), out_(dir.create("timeseries.csv"), dir.path() + "/timeseries.csv", columns(sc)) {}
 
   // Writes the rows of the seconds that ended before `before_ns`, from the window rows and the
-  // samples in each second; `phases` names each second by the phase its middle falls in (the
-  // last one still open when `open` is set).
+  // samples in each second; `phases` names each second by the phase that has most of it (the
+  // last one still open when `open` is set): the run's last, partial second and a second
+  // across the pause between two phases are named too. Empty only where no phase ran.
   void write_before(int64_t before_ns, const window_sink& windows, const std::vector<resource_sample>& samples,
                     const std::vector<phase_window>& phases, bool open) {
     for (;; ++next_) {
       const int64_t w0 = start_ns_ + next_ * ns_per_s, w1 = w0 + ns_per_s;
       if (w1 > before_ns) break;
       std::string phase;
-      const int64_t mid = w0 + ns_per_s / 2;
-      for (auto it = phases.rbegin(); it != phases.rend(); ++it) {  // the phases are in time order
-        const int64_t end = open && it == phases.rbegin() ? INT64_MAX : it->end_ns;
-        if (mid < it->start_ns) continue;
-        if (mid < end) phase = sc_.phases[size_t(it->index)].name;
-        break;
+      int64_t most = 0;
+      for (auto it = phases.begin(); it != phases.end(); ++it) {
+        const int64_t end = open && it + 1 == phases.end() ? INT64_MAX : it->end_ns;
+        const int64_t overlap = std::min(w1, end) - std::max(w0, it->start_ns);
+        if (overlap > most) {
+          most = overlap;
+          phase = sc_.phases[size_t(it->index)].name;
+        }
       }
       out_.row(row(windows, samples, w0, w1, phase));
     }
@@ -554,8 +564,10 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     return run_scenario(rest, again);
   }
   if (!probes_ok) {
-    std::cerr << "rig: nothing was changed on this host. Run as root, or set require_all = false in the scenario to "
-                 "run without the injectors above\n";
+    // Root is the remedy only where rig is not root (a missing kernel module is not).
+    std::cerr << "rig: nothing was changed on this host. "
+              << (::geteuid() == 0 ? "Give the host what is named above" : "Run as root")
+              << ", or set require_all = false in the scenario to run without the injectors above\n";
     return exit_capability;
   }
 
@@ -806,6 +818,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
       if (pi > 0)
         for (auto& w : workloads) w->phase_over(int(pi) - 1);
       const int64_t applied_at = mono_ns();
+      ctx.phase_duration_ns = ph.duration_ns;
       for (const auto& name : ph.inject) {
         injector* inj = injectors.at(name).get();
         applied.push_back(inj);  // before apply: a half-applied injector is reverted too
@@ -844,18 +857,21 @@ int run_scenario(const scenario& sc, const run_options& opts) {
         if ((interrupted_by = wait_stop_signal(std::min<int64_t>(p_end - now, 200 * ns_per_ms), true))) break;
         if (target_cgroup.exists() && target_cgroup.has("memory")) {
           const auto m = target_cgroup.memory();
-          // The cap reached: once per phase, with the count, when the kernel first refuses a charge.
-          if (m.limit_hits > limit_hits_seen && !limit_event_this_phase) {
-            const auto cap = target_cgroup.memory_limit();
+          // The cap reached: once per phase, when the kernel first refuses a charge, or (cgroup v1,
+          // whose count recent kernels do not keep) when the peak since the cap was set meets it.
+          const auto cap = target_cgroup.memory_limit();
+          const bool at_cap = m.limit_hits > limit_hits_seen ||
+                              (cap && target_cgroup.version("memory") == cg_version::v1 && m.peak_bytes >= *cap);
+          if (at_cap && !limit_event_this_phase) {
             rep.events.push_back({t_s(mono_ns()), "memory_limit",
-                                  fmt::format("the target reached its memory cap ({}) during phase {}: {} limit hits so far; "
-                                              "the kernel reclaims, then OOM-kills",
-                                              cap ? format_bytes(double(*cap)) : "none", ph.name, m.limit_hits)});
+                                  fmt::format("the target reached its memory cap ({}) during phase {}{}; the kernel "
+                                              "reclaims, then OOM-kills",
+                                              cap ? format_bytes(double(*cap)) : "none", ph.name,
+                                              m.limit_hits ? fmt::format(": {} limit hits so far", m.limit_hits) : "")});
             limit_event_this_phase = true;
           }
           limit_hits_seen = m.limit_hits;
           if (m.oom_kills > oom_kills_seen) {
-            const auto cap = target_cgroup.memory_limit();
             rep.events.push_back(
                 {t_s(mono_ns()), "oom_kill",
                  fmt::format("the kernel's OOM killer killed {} process{} in the target's cgroup during phase {} "

@@ -217,6 +217,7 @@ int cmd_cleanup() {
 
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
+  raise_fd_limit();  // for thousands of connections; what rig starts gets the limit rig was given
   CLI::App app{"rig — a fault-injection and load-magnification test rig.\n"
                "Runs a workload against a target while injectors exaggerate one condition,\n"
                "and reports latency and resources phase by phase."};

@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/host.hpp"
+#include "core/units.hpp"
 #include "injectors/injector.hpp"
 #include "targets/target.hpp"
 #include "workloads/workload.hpp"
@@ -316,6 +318,7 @@ struct loader {
     };
     decode_named("workloads", workload_kinds(), "workload", sc.workloads);
     decode_named("injectors", injector_kinds(), "injector", sc.injectors);
+    check_descriptors(sc);
     if (!doc.get("workloads"))
       diags.add({file, 1, 1, {}}, "no [workloads.NAME] table: a scenario needs at least one workload");
 
@@ -416,6 +419,31 @@ struct loader {
 
   bool with_sweep = true;
   bool allow_remote = false;
+
+  // Every connection is a descriptor of rig's (three through rig's proxy: the workload's end
+  // and both of the proxy's), and rig can raise its own limit only to the hard one: more
+  // connections than that would fail at connect, phase after phase, so they are refused here.
+  void check_descriptors(const scenario& sc) {
+    const bool proxy = std::any_of(sc.injectors.begin(), sc.injectors.end(),
+                                   [](const kind_decl& k) { return k.kind == "proxy"; });
+    const int64_t per = proxy ? 3 : 1, reserve = 256;  // rig's own files, channels and target
+    int64_t total = 0;
+    const kind_decl* largest = nullptr;
+    for (const auto& w : sc.workloads)
+      if (w.opts.has("connections")) {
+        total += w.opts.integer("connections");
+        if (!largest || w.opts.integer("connections") > largest->opts.integer("connections")) largest = &w;
+      }
+    const int64_t limit = fd_limit_hard();
+    if (!largest || total * per + reserve <= limit) return;
+    diags.add(largest->opts.where("connections"),
+              fmt::format("{} connection{} in all need {} of rig's file descriptors ({} each, and {} for rig "
+                          "itself), and this host lets rig have {} (the RLIMIT_NOFILE hard limit): use at most {} "
+                          "connections, or raise the hard limit (ulimit -Hn, systemd LimitNOFILE=)",
+                          format_count(double(total)), total == 1 ? "" : "s", format_count(double(total * per + reserve)),
+                          proxy ? "three through rig's proxy" : "one", reserve, format_count(double(limit)),
+                          format_count(double(std::max<int64_t>(0, (limit - reserve) / per)))));
+  }
 
   void decode_sweep(const toml::node& n, scenario& sc, const std::string& text, const std::vector<std::string>& overrides) {
     const toml::table* st = n.as_table();

@@ -98,6 +98,19 @@ TEST_CASE("quickstart with short phases: every report key, and the nagle phase m
   CHECK(csv.rfind("t_s,phase,rr.ops,rr.p50_us,rr.p99_us,rr.p999_us,rr.errors,target.cpu_pct", 0) == 0);
   CHECK(std::count(csv.begin(), csv.end(), '\n') >= 4);
   CHECK(csv.find(",nagle,") != std::string::npos);
+  // Every second is named by its phase, the run's last (partial) second too.
+  {
+    std::istringstream rows(csv);
+    std::string line;
+    std::getline(rows, line);
+    int n = 0;
+    while (std::getline(rows, line)) {
+      ++n;
+      const auto a = line.find(','), b = line.find(',', a + 1);
+      CHECK_MESSAGE(b > a + 1, "row ", n, " has no phase: ", line);
+    }
+    CHECK(n >= 4);
+  }
   // The terminal table has a row per phase with the magnification beside it.
   bool table_row = false;
   for (const auto& l : f.out) table_row = table_row || (l.rfind("nagle ", 0) == 0 && l.find("×") != std::string::npos);
@@ -746,4 +759,110 @@ duration = "1500ms"
   CHECK(t["rss_max_bytes"].get<double>() > t["main_process"]["rss_max_bytes"].get<double>());
   CHECK(t["threads_max"].get<int>() >= 3);
   CHECK(r["phases"][0]["workloads"]["web"]["throughput_ops_s"].get<double>() > 1000);
+}
+
+TEST_CASE("connections beyond rig's descriptor limit are refused before the run, within it rig raises its own and the target keeps the one given") {
+  temp_dir tmp;
+  const auto scenario = [&](int connections) {
+    return fmt::format(R"(name = "fds"
+[target]
+kind = "command"
+run = ["sh", "-c", "ulimit -Sn > {}/nofile.txt; exec {{rig}} target --port {{port}}"]
+[workloads.rr]
+kind = "tcp"
+connections = {}
+rate = "2000/s"
+timeout = "2s"
+[[phases]]
+name = "load"
+duration = "2s"
+)",
+                       tmp.path, connections);
+  };
+  const auto under = [&](const std::string& nofile, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"/usr/bin/prlimit", "--nofile=" + nofile, RIG_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return rig::testing::run_program(argv, tmp.path, 60'000);
+  };
+  if (::access("/usr/bin/prlimit", X_OK) != 0) {
+    MESSAGE("skipped: no /usr/bin/prlimit to start rig under a given descriptor limit");
+    return;
+  }
+  // 5,000 connections where rig may have 3,000: refused by validate and by run, nothing run.
+  std::ofstream(tmp.path + "/many.toml") << scenario(5000);
+  for (const std::string verb : {"validate", "run"}) {
+    std::vector<std::string> args = {verb, tmp.path + "/many.toml"};
+    if (verb == "run") args.insert(args.end(), {"--out", tmp.path});
+    const auto r = under("1024:3000", args);
+    INFO(verb << ": " << r.stdout_text() << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find("many.toml:7") != std::string::npos);  // the line of 'connections'
+    CHECK(r.err.find("5,000 connections in all need 5,256 of rig's file descriptors") != std::string::npos);
+    CHECK(r.err.find("lets rig have 3,000") != std::string::npos);
+    CHECK(r.err.find("use at most 2,744 connections") != std::string::npos);
+    CHECK(report_path(r.out).empty());
+  }
+  // 1,500 where rig was given 512 but may raise to 4,000: every connection works, and the
+  // target's shell still sees the 512 it was given (the built-in target raises its own).
+  std::ofstream(tmp.path + "/ok.toml") << scenario(1500);
+  const auto run = under("512:4000", {"run", tmp.path + "/ok.toml", "--out", tmp.path});
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto r = run.report();
+  const auto& w = r["phases"][0]["workloads"]["rr"];
+  CHECK(w["ops"].get<int64_t>() > 2000);
+  int64_t errors = 0;
+  for (const auto& [kind, n] : w["errors"].items()) errors += n.get<int64_t>();
+  CHECK(errors == 0);  // given 512 and not raised, connections past ~500 fail with EMFILE
+  CHECK(slurp(tmp.path + "/nofile.txt") == "512\n");
+}
+
+TEST_CASE("the target's disk writes are its own (/proc/PID/io, its process tree): a baseline that writes never reads 0 B/s") {
+  temp_dir tmp;
+  // A writer in the target's tree (a child of the shell that execs the server), 4 KiB a write,
+  // each durable; the disk injector gives the target's cgroup an io controller, its cap far above.
+  std::ofstream(tmp.path + "/s.toml") << fmt::format(R"(name = "writes"
+[target]
+kind = "command"
+run = ["sh", "-c", "dd if=/dev/zero of={}/w bs=4k count=1000000 oflag=dsync 2>/dev/null & exec {{rig}} target --port {{port}}"]
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "100/s"
+[injectors.disk]
+kind = "disk"
+write_iops = "100000/s"
+[[phases]]
+name = "baseline"
+duration = "2s"
+[[phases]]
+name = "capped"
+duration = "2s"
+inject = ["disk"]
+)",
+                                                     tmp.path);
+  for (int i = 0; i < 3; ++i) {
+    const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+    INFO(run.stdout_text() << run.err);
+    if (run.code == 3) {
+      MESSAGE("skipped: ", run.err);
+      return;
+    }
+    REQUIRE(run.code == 0);
+    const auto r = run.report();
+    for (const auto& p : r["phases"]) {
+      const auto& t = p["resources"]["target"];
+      CHECK(t["processes_max"].get<int>() >= 2);  // the server and the writer
+      CHECK(t["disk_write_bytes_per_s"].get<double>() > 20 * 1024);
+    }
+    // The terminal's disk column for the baseline is the target's own figure, not 0 B/s.
+    bool row = false;
+    for (const auto& l : run.out)
+      if (l.rfind("baseline ", 0) == 0 && l.find("/ none") != std::string::npos) {
+        row = true;
+        CHECK_MESSAGE(l.find(" 0 B/s") == std::string::npos, l);
+      }
+    CHECK(row);
+    std::filesystem::remove(tmp.path + "/w");
+  }
 }

@@ -12,7 +12,7 @@ using namespace rig::testing;
 namespace fs = std::filesystem;
 
 
-TEST_CASE("delay-sweep.toml: p50 follows the added delay level by level, throughput falls, the knee is at 1ms") {
+TEST_CASE("delay-sweep.toml: p50 follows the added delay level by level, throughput falls, the knee where p99 first doubles") {
   temp_dir tmp;
   const std::string dir = run_sweep_ok(tmp, "delay-sweep.toml", {"sweep.phase_duration=1s", "sweep.repeats=2"});
   const auto sw = nlohmann::json::parse(slurp(dir + "/sweep.json"));
@@ -48,15 +48,11 @@ TEST_CASE("delay-sweep.toml: p50 follows the added delay level by level, through
   REQUIRE(expected < levels.size());
   CHECK(sw["knee"]["rr"]["index"].get<size_t>() == expected);
   // ...and, since a level's p99 is at least its delay, no later than the first delay over twice
-  // the 0 ms level's p99 (the loopback round trip: under 1 ms, so 1 ms or 2 ms; CI, slower than
-  // this machine, once put it at 2 ms).
+  // the 0 ms level's p99 (the loopback round trip: 1 ms or 2 ms on an idle machine; where other
+  // tests share the CPUs one run of two caught a 2.5 ms p99 at 0 ms and the knee was at 2 ms).
   size_t latest = 1;
   while (latest + 1 < levels.size() && delays_ms[latest] * 1000 <= 2 * base_p99) ++latest;
   CHECK(expected <= latest);
-  if (!rig::testing::sanitized_skip("where the knee falls: instrumented code stretches the 0 ms level's p99")) {
-    CHECK(base_p99 < 1000);
-    CHECK((sw["knee"]["rr"]["level"] == "1ms" || sw["knee"]["rr"]["level"] == "2ms"));
-  }
   const std::string html = slurp(dir + "/sweep.html");
   CHECK(html.find("data-name=\"rr p99\" data-points=\"7\"") != std::string::npos);
   CHECK(html.find("class=\"marker-label\"") != std::string::npos);

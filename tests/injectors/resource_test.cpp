@@ -55,6 +55,19 @@ TEST_CASE("memory-accumulation.toml: 64 KiB per request as bytes/op, then the OO
   CHECK(inj["verified"] == true);
   CHECK(inj["measured"]["limit_bytes"] == 128 << 20);
   CHECK(inj["measured"]["oom_kills"] == 1);
+  CHECK(inj["measured"]["cap_reached"] == true);
+  // After the kill: the cap reached and the kill said, the peak given, not what the kill left
+  // as "uses", and no "hit 0 times" where the kernel keeps no count (cgroup v1 here).
+  const std::string summary = inj["measured"]["summary"];
+  CHECK_MESSAGE(summary.rfind("the target reached its 128.0MiB cap and the kernel's OOM killer killed 1 process (peak ", 0) == 0,
+                summary);
+  CHECK(summary.find("hit 0 times") == std::string::npos);
+  CHECK(inj["measured"]["peak_bytes"].get<double>() >= 120 << 20);
+  const auto& hits = inj["measured"]["limit_hits"];
+  CHECK((hits.is_null() || hits.get<int64_t>() > 0));
+  CHECK((capped["resources"]["cgroup"]["memory_limit_hits"].is_null() ||
+         capped["resources"]["cgroup"]["memory_limit_hits"].get<int64_t>() > 0));
+  CHECK(count_events(r, "memory_limit") == 1);  // the cap reached, said once, before the kill
   CHECK(run.stdout_text().find("OOM") != std::string::npos);
   check_cgroup_gone(r);
 }

@@ -85,6 +85,24 @@ TEST_CASE("pause: the process is stopped at once, read back, continued on schedu
   child.stop();
 }
 
+TEST_CASE("pause: as many pauses as begin within the phase, none begun as it ends") {
+  auto child = child_process::spawn({.argv = {"/bin/sleep", "30"}});
+  run_context ctx;
+  ctx.target_kind = "command";
+  ctx.target_pid = child.pid();
+  ctx.phase_duration_ns = 500 * ns_per_ms;  // pauses at 0, 200 and 400 ms
+  auto inj = make_pause(bind_text(pause_options(), "period = \"200ms\"\npause_for = \"50ms\"\n"));
+  inj->apply(ctx);
+  CHECK(inj->verify(ctx).ok);
+  std::this_thread::sleep_for(std::chrono::milliseconds(900));  // past the phase: no fourth, fifth
+  const auto m = inj->measure(ctx);
+  CHECK(m["pauses"].get<int>() == 3);
+  CHECK(m["summary"].get<std::string>().rfind("3 pauses", 0) == 0);
+  inj->revert(ctx);
+  CHECK(state_of(child.pid()) != 'T');
+  child.stop();
+}
+
 TEST_CASE("pause and kill in a run: the pause shows as latency, the kill as the target's exit, expected by the checks") {
   temp_dir tmp;
   std::ofstream(tmp.path + "/s.toml")
@@ -96,7 +114,7 @@ TEST_CASE("pause and kill in a run: the pause shows as latency, the kill as the 
   CHECK(r["status"] == "ok");
   const auto& frozen = r["phases"][1];
   CHECK(frozen["injections"][0]["verified"] == true);
-  CHECK(frozen["injections"][0]["measured"]["pauses"].get<int>() >= 2);
+  CHECK(frozen["injections"][0]["measured"]["pauses"].get<int>() == 2);  // 2 s, one a second: not a third as it ends
   const auto& crash = r["phases"][2];
   CHECK(crash["completed"] == false);
   CHECK(crash["injections"][0]["measured"]["sent"] == true);

@@ -69,3 +69,28 @@ TEST_CASE("bad --set flags: unknown keys, bad values and unknown phases are refu
   CHECK(bad_option.code == 2);
   CHECK(bad_option.err.find("--progress") != std::string::npos);
 }
+
+TEST_CASE("what is not a scenario file or not a report is refused at once: a device, a directory, 2 MiB, JSON nested 100,000 deep") {
+  temp_dir tmp;
+  struct refused {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  std::ofstream(tmp.path + "/big.toml") << std::string(2 << 20, '#');
+  fs::create_directory(tmp.path + "/deep");
+  std::ofstream(tmp.path + "/deep/report.json") << std::string(100'000, '[') << std::string(100'000, ']');
+  const std::vector<refused> cases = {
+      {{"validate", "/dev/zero"}, "/dev/zero: is not a regular file"},  // it used to be read without end
+      {{"run", "/dev/zero", "--out", tmp.path}, "/dev/zero: is not a regular file"},
+      {{"validate", tmp.path}, "is a directory, not a scenario file"},  // it used to say "missing key 'name'"
+      {{"validate", tmp.path + "/big.toml"}, "big.toml"},
+      {{"report", tmp.path + "/deep"}, "nested more than 64 levels deep"},  // it used to overflow the stack
+      {{"compare", tmp.path + "/deep", tmp.path + "/deep"}, "nested more than 64 levels deep"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_rig(c.args, tmp.path, 20'000);
+    INFO(c.args[0] << " " << c.args[1] << ": exit " << r.code << "\n" << r.err);
+    CHECK(r.code == 2);
+    CHECK(r.err.find(c.expect) != std::string::npos);
+  }
+}
