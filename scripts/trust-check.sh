@@ -290,11 +290,11 @@ builtin "$W/v5.toml" $'[injectors.x]\nkind = "file_faults"\nerror = "EIO"\nproba
 builtin "$W/v6.toml" "" 1s '"after.target.live_worker_min >= 1"'; validate_case "a typo in a target figure" "$W/v6.toml"
 validate_case "/dev/zero" /dev/zero
 OUT=$(timeout 5 "$RIG" validate "$W" 2>&1); RC=$?
-if printf '%s' "$OUT" | grep -q directory; then note validate ok "a directory: $(printf '%s' "$OUT" | head -1 | cut -c1-100)"
+if printf '%s' "$OUT" | grep -q 'is a directory'; then note validate ok "a directory: $(printf '%s' "$OUT" | head -1 | cut -c1-100)"
 else note validate WRONG "a directory: exit $RC, \"$(printf '%s' "$OUT" | head -1 | cut -c1-80)\""; fi
-mkdir -p "$W/deep"; { head -c 100000 /dev/zero | tr '\0' '['; head -c 100000 /dev/zero | tr '\0' ']'; } > "$W/deep/report.json"
+mkdir -p "$W/deep"; { printf '{"rig_version":"x","phases":'; head -c 200000 /dev/zero | tr '\0' '['; head -c 200000 /dev/zero | tr '\0' ']'; printf '}'; } > "$W/deep/report.json"
 timeout 10 "$RIG" report "$W/deep" > /dev/null 2>&1; RC=$?
-if [ "$RC" -ge 124 ]; then note validate WRONG "rig report on JSON nested 100,000 deep: exit $RC (a crash)"; else note validate ok "rig report on deep JSON: exit $RC"; fi
+if [ "$RC" -ge 124 ]; then note validate WRONG "rig report on JSON nested 200,000 deep: exit $RC (a crash)"; else note validate ok "rig report on deep JSON: exit $RC"; fi
 
 echo
 printf '%-10s %6s %6s\n' class tried WRONG

@@ -70,7 +70,7 @@ TEST_CASE("bad --set flags: unknown keys, bad values and unknown phases are refu
   CHECK(bad_option.err.find("--progress") != std::string::npos);
 }
 
-TEST_CASE("what is not a scenario file or not a report is refused at once: a device, a directory, 2 MiB, JSON nested 100,000 deep") {
+TEST_CASE("what is not a scenario file or not a report is refused at once: a device, a directory, 2 MiB, JSON nested 200,000 deep") {
   temp_dir tmp;
   struct refused {
     std::vector<std::string> args;
@@ -78,7 +78,9 @@ TEST_CASE("what is not a scenario file or not a report is refused at once: a dev
   };
   std::ofstream(tmp.path + "/big.toml") << std::string(2 << 20, '#');
   fs::create_directory(tmp.path + "/deep");
-  std::ofstream(tmp.path + "/deep/report.json") << std::string(100'000, '[') << std::string(100'000, ']');
+  // A report whose phases nest 200,000 deep: its walk overflowed the stack (SIGSEGV) before.
+  std::ofstream(tmp.path + "/deep/report.json")
+      << R"({"rig_version": "x", "phases": )" << std::string(200'000, '[') << std::string(200'000, ']') << "}";
   const std::vector<refused> cases = {
       {{"validate", "/dev/zero"}, "/dev/zero: is not a regular file"},  // it used to be read without end
       {{"run", "/dev/zero", "--out", tmp.path}, "/dev/zero: is not a regular file"},
