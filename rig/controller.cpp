@@ -492,6 +492,12 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     want_namespaces = want_namespaces || inj->needs_namespaces();
     want_preload = want_preload || inj->needs_preload();
   }
+  // What this host holds that the target needs (its fixed port): refused like a probe, before
+  // anything is made, exit 3: the host's state, not rig's failure and not the target's result.
+  if (const auto why = tgt->cannot_start_here(want_namespaces); !why.empty()) {
+    std::cerr << "rig: the target cannot start on this host: " << why << "\nrig: nothing was changed on this host\n";
+    return exit_capability;
+  }
   std::unique_ptr<preload_shim> shim;
   std::unique_ptr<toxic_proxy> proxy;
   bool resets = false;  // a reset_peer toxic: the workloads reach the proxy over TCP

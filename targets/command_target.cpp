@@ -86,17 +86,22 @@ command_target::command_target(const option_values& v) : opts_(v) {
   executable_ = program == "{rig}" ? self_exe() : find_in_path(program);
 }
 
+// A fixed port another server already holds would pass the readiness check and be measured
+// in the target's place. (In a network namespace of the run's own, nothing else listens.)
+std::string command_target::cannot_start_here(bool in_own_netns) const {
+  if (!opts_.integer("port") || in_own_netns) return "";
+  const auto held = port_holders(uint16_t(opts_.integer("port")), "127.0.0.1");
+  if (held.empty()) return "";
+  return fmt::format("{} before the target starts: rig would measure that server, not the one it starts. Stop it, "
+                     "or leave 'port' out of [target] so rig picks a free port and passes it as {{port}}",
+                     held);
+}
+
 void command_target::start(const target_env& env) {
   port_ = opts_.integer("port") ? uint16_t(opts_.integer("port")) : pick_free_port();
   host_ = env.host;
-  // A fixed port another server already holds would pass the readiness check and be measured
-  // in the target's place. (In a network namespace of the run's own, nothing else listens.)
-  if (opts_.integer("port") && env.netns_fd < 0)
-    if (const auto held = port_holders(port_, host_); !held.empty())
-      throw std::runtime_error(fmt::format(
-          "{} before the target starts: rig would measure that server, not the one it starts. Stop it, or leave "
-          "'port' out of [target] so rig picks a free port and passes it as {{port}}",
-          held));
+  // Checked again at the start: taken since the check before the run.
+  if (const auto why = cannot_start_here(env.netns_fd >= 0); !why.empty()) throw std::runtime_error(why);
   std::vector<std::string> argv;
   const std::string rig_exe = env.rig_exe.empty() ? self_exe() : env.rig_exe;
   for (const auto& a : opts_.strings("run")) {

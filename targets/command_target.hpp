@@ -26,6 +26,7 @@ class command_target final : public target {
   bool started_by_rig() const override { return true; }
   std::optional<std::string> preload_executable() const override { return executable_; }
   nlohmann::json describe() const override;
+  std::string cannot_start_here(bool in_own_netns) const override;
 
  private:
   option_values opts_;

@@ -66,6 +66,13 @@ class target {
   // The program rig will execute, when its process can take the preload shim.
   virtual std::optional<std::string> preload_executable() const { return std::nullopt; }
   virtual nlohmann::json describe() const = 0;
+  // Why this host cannot run the target now (another process holds its fixed port), checked
+  // before the run makes anything; empty when nothing stands in its way. in_own_netns: the
+  // target will run in a network namespace of the run's, where nothing else listens.
+  virtual std::string cannot_start_here(bool in_own_netns) const {
+    (void)in_own_netns;
+    return "";
+  }
 };
 
 struct target_kind {

@@ -866,3 +866,27 @@ inject = ["disk"]
     std::filesystem::remove(tmp.path + "/w");
   }
 }
+
+TEST_CASE("rig run with a fixed port another process holds: exit 3 before anything is made, the holder named") {
+  temp_dir tmp;
+  rig::testing::silent_listener squatter;
+  std::ofstream(tmp.path + "/s.toml") << fmt::format(R"(name = "held"
+[target]
+kind = "command"
+port = {}
+run = ["{{rig}}", "target", "--bind", "{{host}}", "--port", "{{port}}"]
+[workloads.rr]
+kind = "tcp"
+[[phases]]
+name = "baseline"
+duration = "1s"
+)",
+                                                     squatter.port);
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path + "/runs"}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 3);  // the host's state: not rig's failure (4), not the target's result (1)
+  CHECK(run.err.find(fmt::format("the target cannot start on this host: 127.0.0.1:{} is already listened on by ",
+                                 squatter.port)) != std::string::npos);
+  CHECK(run.err.find(fmt::format("(pid {})", ::getpid())) != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(tmp.path + "/runs"));  // no run directory, no report
+}
