@@ -51,6 +51,21 @@ void list_kinds(const char* title, const std::vector<Kind>& kinds, const char* n
   }
 }
 
+// The scenario's own tables: the top level, [[phases]], [expect], [sweep].
+void list_sections() {
+  std::cout << "scenario\n";
+  const std::pair<const char*, const option_table*> sections[] = {
+      {"top level — the scenario's name and run-wide settings", &top_options()},
+      {"[[phases]] — one table per phase, run in order", &phase_options()},
+      {"[expect] — checks over the report; a failing one fails the run (exit 1)", &expect_options()},
+      {"[sweep] — the scenario run once per level of one key", &sweep_options()},
+  };
+  for (const auto& [title, table] : sections) {
+    std::cout << "  " << title << "\n";
+    for (const auto& s : *table) std::cout << option_line(s);
+  }
+}
+
 int cmd_doctor() {
   std::cout << fmt::format("host: {}, {} CPUs, cgroup {}, {}\n", kernel_release(), online_cpus(), cgroup_version(),
                            ::geteuid() == 0 ? "root" : "not root");
@@ -252,9 +267,9 @@ int main(int argc, char** argv) {
   validate->add_flag("--allow-remote", allow_remote, remote_help);
 
   std::string what;
-  auto* list = app.add_subcommand("list", "list target, workload and injector kinds with their keys");
-  list->add_option("what", what, "injectors | workloads | targets (default: all)")
-      ->check(CLI::IsMember({"injectors", "workloads", "targets"}));
+  auto* list = app.add_subcommand("list", "list the scenario's sections and the target, workload and injector kinds, with their keys");
+  list->add_option("what", what, "scenario | targets | workloads | injectors (default: all)")
+      ->check(CLI::IsMember({"scenario", "targets", "workloads", "injectors"}));
 
   std::string listen = "127.0.0.1:0", upstream;
   std::vector<std::string> toxic_flags;
@@ -338,6 +353,7 @@ int main(int argc, char** argv) {
     if (*cleanup) return cmd_cleanup();
     if (*proxy_cmd) return cmd_proxy(listen, upstream, toxic_flags, allow_remote);
     if (*list) {
+      if (what.empty() || what == "scenario") list_sections();
       if (what.empty() || what == "targets") list_kinds("targets", target_kinds());
       if (what.empty() || what == "workloads") list_kinds("workloads", workload_kinds());
       if (what.empty() || what == "injectors")

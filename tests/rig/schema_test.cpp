@@ -147,3 +147,24 @@ inject = ["x"]
   CHECK(bad.find("injectors/x/probability: 2 is greater than the maximum of 1") != std::string::npos);
   CHECK(bad.find("injectors/y/kind: 'teleport' is not one of") != std::string::npos);
 }
+
+TEST_CASE("docs/scenarios.md shows every key as rig list prints it, and its example validates") {
+  temp_dir tmp;
+  const std::string doc = slurp(RIG_SOURCE_DIR "/docs/scenarios.md");
+  const auto list = run_rig({"list"}, tmp.path);
+  REQUIRE(list.code == 0);
+  std::string printed;
+  for (const auto& l : list.out) printed += l + "\n";
+  const auto at = doc.find("## Every key");
+  REQUIRE(at != std::string::npos);
+  // Regenerate the block with: build/rig list (between the ``` fences after "## Every key").
+  CHECK_MESSAGE(doc.find("```\n" + printed + "```\n", at) != std::string::npos,
+                "docs/scenarios.md's key tables differ from `rig list`: paste its output there again");
+  // The example at the top is a scenario rig accepts.
+  const auto from = doc.find("```toml\n"), to = doc.find("```\n", from + 8);
+  REQUIRE(from != std::string::npos);
+  std::ofstream(tmp.path + "/example.toml") << doc.substr(from + 8, to - from - 8);
+  const auto v = run_rig({"validate", tmp.path + "/example.toml"}, tmp.path);
+  INFO(v.err);
+  CHECK(v.code == 0);
+}
