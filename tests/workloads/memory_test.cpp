@@ -55,9 +55,16 @@ TEST_CASE("memory workload: everything it held is released when it stops") {
   {
     rig::testing::phase_run<memory_workload> r(bind_text(memory_workload_options(), "rate = \"256MiB/s\"\nhold = \"10s\"\n"),
                                                {"mem"});
+    // At least 64 MiB held, twice the bound below, so a release that did not happen shows. A
+    // sanitized build pages memory in at a third of the rate here (TSan: 35-40 chunks in 500 ms
+    // where 128 were asked): it runs 3x as long rather than holding less.
+#ifdef RIG_SANITIZED
+    const auto s = r.phase(1500);
+#else
     const auto s = r.phase(500);
-    CHECK(double(s.ops) >= 100 * slack);
-    // phase() stopped the workload: its ~128 MiB are unmapped.
+#endif
+    CHECK(s.ops >= 64);
+    // phase() stopped the workload: everything it held is unmapped.
     const auto after = read_proc(::getpid())->rss_bytes;
     MESSAGE("RSS before " << before / 1048576 << " MiB, after stop " << after / 1048576 << " MiB");
     CHECK(after < before + 32u * 1048576);
