@@ -43,6 +43,14 @@ struct memory_figures {
   int64_t oom_kills = 0;                    // v1 memory.oom_control / v2 memory.events "oom_kill"
 };
 
+// The kernel's count of charges refused at a memory cap, `hits` between two readings, where it
+// keeps one: nullopt when the cap was reached (`reached`: an OOM kill, a peak at the cap) and the
+// count did not move (cgroup v1 on recent kernels leaves memory.failcnt at 0, OOM kill or not).
+inline std::optional<int64_t> counted_limit_hits(int64_t hits, bool reached) {
+  if (hits == 0 && reached) return std::nullopt;
+  return hits;
+}
+
 struct cpu_figures {
   int64_t usage_ns = 0;  // v1 cpuacct.usage; v2 cpu.stat usage_usec
   int64_t periods = 0, throttled_periods = 0, throttled_ns = 0;

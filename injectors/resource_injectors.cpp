@@ -206,9 +206,8 @@ class memory_injector final : public injector {
     // v1's peak starts again at apply(); v2's runs from the cgroup's start, and its "max" event
     // count is kept.
     const bool reached = hits > 0 || kills > 0 || (!v2 && m.peak_bytes >= cap);
-    // The kernel's count of charges refused at the cap, where it keeps one: v1 on recent kernels
-    // leaves memory.failcnt at 0 even through an OOM kill (seen on 6.18), so 0 there is no count.
-    const nlohmann::json limit_hits = hits == 0 && reached ? nlohmann::json() : nlohmann::json(hits);
+    const auto counted = counted_limit_hits(hits, reached);
+    const nlohmann::json limit_hits = counted ? nlohmann::json(*counted) : nlohmann::json();
     const std::string peak = m.peak_bytes < 0 ? ""
                              : fmt::format("peak {}{}", format_bytes(double(m.peak_bytes)),
                                            v2 ? " since the target started" : "");

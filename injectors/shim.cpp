@@ -113,11 +113,9 @@ void preload_shim::check_reach(socket_report& r, const std::vector<pid_t>& servi
   std::vector<pid_t> missed_servers, missed_others;
   for (pid_t p : serving)
     if (!in(answered, p)) missed_servers.push_back(p);
-  for (pid_t p : tree_ ? tree_() : std::vector<pid_t>{}) {
+  for (pid_t p : tree_ ? tree_() : std::vector<pid_t>{}) {  // the target's processes, not rig's helpers
     const auto h = stat_head(p);
-    // rig's own helpers (a workload's, in the target's cgroup) are not the target's.
-    if (!in(answered, p) && !in(serving, p) && h && h->state != 'Z' && h->ppid != ::getpid())
-      missed_others.push_back(p);
+    if (!in(answered, p) && !in(serving, p) && h && h->state != 'Z') missed_others.push_back(p);
   }
   const std::string servers = process_names(missed_servers), others = process_names(missed_others);
   r.reached_server = servers.empty();

@@ -223,8 +223,8 @@ nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t 
       cg["memory_cap_bytes"] = mem_cap ? json(*mem_cap) : json();
       const int64_t hits = clast->memory->limit_hits - cfirst->memory->limit_hits,
                     kills = clast->memory->oom_kills - cfirst->memory->oom_kills;
-      // No count where the kernel keeps none (cgroup v1 on recent kernels: 0 through an OOM kill).
-      cg["memory_limit_hits"] = hits == 0 && kills > 0 ? json() : json(hits);
+      const auto counted = counted_limit_hits(hits, kills > 0);
+      cg["memory_limit_hits"] = counted ? json(*counted) : json();
       cg["oom_kills"] = kills;
     }
     if (clast->io && cfirst->io) {
@@ -753,8 +753,7 @@ int run_scenario(const scenario& sc, const run_options& opts) {
     tgt->start(tenv);
     ctx.target_pid = tgt->pid();
     if (shim)
-      shim->watch_target([&] { return tgt->serving_pids(); },
-                         [&] { return target_cgroup.exists() ? target_cgroup.pids() : process_tree(*tgt->pid()); });
+      shim->watch_target([&] { return tgt->serving_pids(); }, [&] { return tgt->processes(); });
     rep.target = tgt->describe();
     if (failpoints) rep.target["failpoint_channel"] = failpoints->path();
     if (net)
