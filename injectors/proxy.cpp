@@ -117,7 +117,7 @@ struct toxic_proxy::toxic {
   toxic_spec spec;
   int id = 0;
   std::atomic<uint64_t> affected{0}, spared{0}, chunks{0}, bytes{0}, slices{0}, closed{0}, reset{0}, dropped{0};
-  std::atomic<int64_t> delay_sum_ns{0}, delayed_chunks{0}, max_late_ns{0};
+  std::atomic<int64_t> delay_sum_ns{0}, delayed_chunks{0}, max_late_ns{0}, late_sum_ns{0};
 };
 
 struct toxic_proxy::chunk {
@@ -303,7 +303,10 @@ toxic_counters toxic_proxy::counters(int id) const {
       c.closed = t->closed;
       c.reset = t->reset;
       c.dropped_bytes = t->dropped;
-      if (t->delayed_chunks) c.mean_added_delay_us = double(t->delay_sum_ns) / double(t->delayed_chunks) / 1e3;
+      if (t->delayed_chunks) {
+        c.mean_added_delay_us = double(t->delay_sum_ns) / double(t->delayed_chunks) / 1e3;
+        c.mean_lateness_us = double(t->late_sum_ns) / double(t->delayed_chunks) / 1e3;
+      }
       c.max_lateness_us = double(t->max_late_ns) / 1e3;
     }
   return c;
@@ -497,6 +500,7 @@ awaitable<void> toxic_proxy::write_side(std::shared_ptr<connection> c, pipe& p) 
         const int64_t now = mono_ns();
         t->delay_sum_ns += now - ch.t_ns;
         ++t->delayed_chunks;
+        t->late_sum_ns += std::max<int64_t>(0, now - due);
         if (now - due > t->max_late_ns) t->max_late_ns = now - due;
       } else if (s.type == "timeout" || s.type == "reset_peer") {
         drop = drop || s.type == "timeout";  // a reset_peer connection carries data until it is reset

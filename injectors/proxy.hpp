@@ -40,6 +40,7 @@ struct toxic_counters {
   uint64_t chunks = 0, bytes = 0;
   double mean_added_delay_us = 0;  // latency: achieved delay beyond arrival
   double max_lateness_us = 0;      // latency: worst release after the intended time
+  double mean_lateness_us = 0;     // latency: mean release after the intended time (the proxy's own wake-up cost)
   uint64_t slices = 0, closed = 0, reset = 0, dropped_bytes = 0;
 };
 

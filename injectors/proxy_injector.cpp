@@ -44,6 +44,7 @@ class proxy_injector final : public injector {
                         {"bytes", c.bytes}};
     if (spec_.type == "latency") {
       m["mean_added_delay_us"] = c.mean_added_delay_us;
+      m["mean_lateness_us"] = c.mean_lateness_us;
       m["max_lateness_us"] = c.max_lateness_us;
     }
     if (spec_.type == "slicer") m["slices"] = c.slices;

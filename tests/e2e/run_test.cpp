@@ -330,7 +330,13 @@ TEST_CASE("proxy-toxics.toml: every toxic in turn on the same connections, expec
       if (i["name"] != "half_latency") CHECK(m["connections_spared"] == 0);
     }
   const auto& lat = r["phases"][1]["injections"][0]["measured"];
-  CHECK(lat["mean_added_delay_us"].get<double>() == doctest::Approx(10000).epsilon(0.05));
+  // The achieved delay is the asked one plus the proxy's own wake-up lateness, which a loaded
+  // CI machine makes large (a mean of 2.2 ms was seen): the asked part must be 10 ms ±5%, and
+  // the lateness is reported beside it rather than hidden in it.
+  INFO("mean added " << lat["mean_added_delay_us"] << " us, mean lateness " << lat["mean_lateness_us"] << " us");
+  CHECK(lat["mean_added_delay_us"].get<double>() >= 9500);
+  CHECK(lat["mean_added_delay_us"].get<double>() - lat["mean_lateness_us"].get<double>() ==
+        doctest::Approx(10000).epsilon(0.05));
   CHECK(r["target"]["proxy_hop"] == "loopback TCP (a reset_peer toxic needs TCP)");
 }
 
