@@ -1,0 +1,39 @@
+#pragma once
+// The figures of a phase made from what the run recorded: the workloads' summaries, the
+// resources from the sampler's samples, growth per operation, and when errors began.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/sampler.hpp"
+#include "reports/report.hpp"
+#include "workloads/recorder.hpp"
+
+namespace rig {
+
+// A phase on the run's monotonic clock.
+struct phase_window {
+  int index;
+  int64_t start_ns, end_ns;
+  int64_t applied_ns;  // when its injectors began to be applied (before start_ns)
+};
+
+// One workload's figures of one phase.
+workload_phase_result summarize(const std::string& name, const phase_stats& s, double seconds);
+
+// Resource figures of one phase from the samples between its boundaries (the target's process
+// tree, its own counters, its cgroup, rig itself). counts_from: when the phase's injectors
+// began to be applied; what they caused from then on (an OOM kill when a cap lands below the
+// usage) counts for the phase.
+nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t from, int64_t to, int64_t counts_from);
+
+// Growth per operation (accumulation): RSS, and the built-in target's own retained bytes; and
+// work done per CPU-second. From a phase's figures once they are all in.
+void add_growth_figures(phase_result& ph);
+
+// Where each workload's errors began, by kind: the first phase that had any, and the first
+// second of it with errors (a bug report says when a failure started, not only that it did).
+std::vector<event_row> errors_began(const std::vector<phase_result>& phases, const std::vector<window_row>& rows);
+
+}  // namespace rig

@@ -1,0 +1,84 @@
+#include "rig/run_outcome.hpp"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "reports/html.hpp"
+#include "rig/expect.hpp"
+#include "rig/run_options.hpp"
+
+namespace rig {
+
+void judge(run_report& rep, const scenario& sc, const std::string& target_death) {
+  if (rep.status != "ok") return;
+  bool death_expected = false;
+  for (const auto& c : sc.checks) death_expected = death_expected || expects_target_death(c);
+  bool expectations_ok = true;
+  const auto j = to_json(rep);
+  for (const auto& c : sc.checks) {
+    const auto o = evaluate_check(c, j);
+    rep.expectations.push_back({c.text, o.ok, o.actual});
+    expectations_ok = expectations_ok && o.ok;
+  }
+  if (!target_death.empty() && !death_expected) {
+    rep.expectations.push_back({"the target runs until the run ends", false, target_death});
+    expectations_ok = false;
+  }
+  std::string unverified;
+  for (const auto& ph : rep.phases)
+    for (const auto& i : ph.injections)
+      if (!i.verified && !sc.injector(i.name)->may_be_unverified)
+        unverified += fmt::format("{}{} in phase {}", unverified.empty() ? "" : ", ", i.name, ph.name);
+  if (!unverified.empty()) {
+    rep.status = "unverified";
+    rep.failure = "not verified in the target: " + unverified +
+                  " (the figures of those phases do not show that fault; may_be_unverified = true on an injector "
+                  "accepts it)";
+  } else if (!expectations_ok) {
+    rep.status = "checks_failed";
+  }
+}
+
+int write_and_say(run_report& rep, const directory& run_dir, bool remove_spill, const run_console& con,
+                  int interrupted_by) {
+  std::string not_written;
+  try {
+    run_dir.write_file("report.json", to_json(rep).dump(2) + "\n");
+    if (remove_spill) run_dir.remove(phase_store::spill_name);  // all in report.json now
+  } catch (const std::exception& e) {
+    not_written = e.what();
+    rep.status = "failed";
+  }
+  std::string html;
+  if (not_written.empty()) {
+    try {
+      html = write_html_report(run_dir);
+    } catch (const std::exception& e) {
+      std::cerr << "rig: report.html not written: " << e.what() << "\n";
+    }
+  }
+  auto& out = con.out;
+  con.chatty << "\n" << terminal_summary(rep, con.tty);
+  if (con.quiet) {  // quiet keeps what a person must see: warnings and failed checks
+    for (const auto& ph : rep.phases)
+      for (const auto& w : ph.workloads)
+        if (!w.generator_warning.empty()) out << fmt::format("! {} {}: {}\n", ph.name, w.name, w.generator_warning);
+    for (const auto& e : rep.expectations)
+      if (!e.ok) out << fmt::format("FAIL {}  (actual {})\n", e.expr, e.actual);
+  }
+  if (rep.status == "unverified") out << "UNVERIFIED " << rep.failure << "\n";
+  if (!not_written.empty())
+    out << fmt::format("\nstatus: failed   report.json not written: {}\n", not_written);
+  else
+    out << fmt::format("\nstatus: {}   report: {}/report.json{}\n", rep.status, rep.run_dir,
+                       html.empty() ? "" : "\n  open " + html);
+  out.flush();
+
+  if (interrupted_by) return 128 + interrupted_by;
+  if (rep.status == "failed") return exit_runtime;
+  if (rep.status == "unverified" || rep.status == "checks_failed") return exit_expectations;
+  return exit_ok;
+}
+
+}  // namespace rig
