@@ -67,20 +67,29 @@ std::vector<int64_t> cpufreq_pin::read_back() const {
   return out;
 }
 
-void cpufreq_pin::restore() noexcept {
+std::string cpufreq_pin::restore() noexcept {
+  std::string differs;
   for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
-    try {
-      write_control(file(it->cpu, "scaling_max_freq"), it->max);
-      write_control(file(it->cpu, "scaling_min_freq"), it->min);
-      if (!it->setspeed.empty()) write_control(file(it->cpu, "scaling_setspeed"), it->setspeed);
-    } catch (...) {
-      // A CPU taken offline meanwhile: nothing to restore on it.
+    if (::access(file(it->cpu, "scaling_max_freq").c_str(), F_OK) != 0) continue;  // offline: nothing to restore
+    std::vector<std::pair<const char*, const std::string*>> files = {{"scaling_max_freq", &it->max},
+                                                                     {"scaling_min_freq", &it->min}};
+    if (!it->setspeed.empty()) files.push_back({"scaling_setspeed", &it->setspeed});
+    for (const auto& [name, text] : files) {
+      std::string now;
+      try {
+        write_control(file(it->cpu, name), *text);
+        now = read_control(file(it->cpu, name));
+      } catch (const std::exception& e) {
+        now = e.what();
+      }
+      if (now != *text) differs += fmt::format("{}cpu{} {} reads {}, not {}", differs.empty() ? "" : "; ", it->cpu, name, now, *text);
     }
     journal::self().done(restore_line(it->cpu, "scaling_max_freq", it->max));
     journal::self().done(restore_line(it->cpu, "scaling_min_freq", it->min));
     if (!it->setspeed.empty()) journal::self().done(restore_line(it->cpu, "scaling_setspeed", it->setspeed));
   }
   saved_.clear();
+  return differs;
 }
 
 }  // namespace rig

@@ -25,7 +25,9 @@ class cpufreq_pin {
   // The cap each CPU reads back now (scaling_max_freq).
   std::vector<int64_t> read_back() const;
   // Every saved file as it was: max first, then min, then (userspace governor) the set speed.
-  void restore() noexcept;
+  // Returns what did not read back as saved (empty: all of it did; a CPU gone offline has
+  // nothing to read back).
+  std::string restore() noexcept;
 
  private:
   struct saved {

@@ -223,6 +223,16 @@ void saved_root_qdisc::restore(nl_sock* sk) const {
   replace_root_qdisc(sk, ifindex_, prior_->handle, prior_->kind, prior_->options);
 }
 
+std::string saved_root_qdisc::differs_now(nl_sock* sk) const {
+  const auto now = root_qdisc(sk, ifindex_);
+  const auto shown = [](const std::optional<qdisc_dump>& q) {
+    return !q ? std::string("none") : q->handle == 0 ? q->kind + " (kernel default)"
+                                                     : fmt::format("{} {:x}:", q->kind, q->handle >> 16);
+  };
+  if (!prior_ || prior_->handle == 0) return now && now->handle != 0 ? shown(now) : "";
+  return now && now->kind == prior_->kind && now->handle == prior_->handle ? "" : shown(now);
+}
+
 std::string saved_root_qdisc::describe() const {
   if (!prior_) return "none";
   if (prior_->handle == 0) return prior_->kind + " (kernel default)";

@@ -63,6 +63,9 @@ class saved_root_qdisc {
  public:
   static saved_root_qdisc save(nl_sock* sk, int ifindex);
   void restore(nl_sock* sk) const;  // throws on failure
+  // After restore(): empty when the root qdisc reads back as saved (kind and handle), else
+  // what reads back instead.
+  std::string differs_now(nl_sock* sk) const;
   std::string describe() const;      // "noqueue (kernel default)"
   const std::optional<qdisc_dump>& prior() const { return prior_; }
 

@@ -13,6 +13,7 @@ struct socket_policy {
   std::optional<int> send_buffer;     // bytes, SO_SNDBUF
   std::optional<int> receive_buffer;  // bytes, SO_RCVBUF
   std::string str() const;
+  bool operator==(const socket_policy&) const = default;
 };
 
 // Outcome of applying or reading back a policy: how many sockets were reached and how

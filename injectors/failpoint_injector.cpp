@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/failpoint_channel.hpp"
+#include "core/proc.hpp"
 #include "core/units.hpp"
 
 namespace rig {
@@ -54,8 +56,11 @@ class failpoint_injector final : public injector {
     const auto before = channel_->stats();
     if (auto it = before.find(name_); it != before.end()) prior_ = it->second;
     applied_ = true;
-    for (const auto& r : channel_->request("set " + name_ + " " + spec_))
+    armed_.clear();
+    for (const auto& r : channel_->request("set " + name_ + " " + spec_)) {
+      armed_.push_back(r.pid);  // even one that refused: revert asks it too
       if (!r.ok) throw std::runtime_error(fmt::format("failpoint {} in process {}: {}", name_, r.pid, r.text));
+    }
     at_apply_ = channel_->stats()[name_];
   }
 
@@ -81,16 +86,40 @@ class failpoint_injector final : public injector {
     return {{"hits", hits}, {"fired", fired}, {"processes", channel_->processes()}, {"summary", summary}};
   }
 
-  void revert(run_context&) noexcept override {
-    if (!applied_) return;
+  undo_result revert(run_context&) noexcept override {
+    if (!applied_) return {true, "nothing applied"};
     applied_ = false;
+    const auto& p = prior_;
+    const std::string prior_spec = spec_text(p.action, p.probability, p.count, p.delay_ns, std::to_string(p.error));
+    std::vector<pid_t> put_back, refused;
     try {
-      const auto& p = prior_;
-      channel_->request("set " + name_ + " " + spec_text(p.action, p.probability, p.count, p.delay_ns, std::to_string(p.error)),
-                        1000);
+      for (const auto& r : channel_->request("set " + name_ + " " + prior_spec, 1000))
+        (r.ok ? put_back : refused).push_back(r.pid);
     } catch (...) {
-      // A target that is gone took its failpoints with it.
+      // The channel failed: every process it armed is judged below by whether it lives.
     }
+    // A process it armed that no longer answers on the channel (it closed its descriptors, or
+    // stopped reading) may still fire; one that is gone took its failpoints with it.
+    std::vector<pid_t> unreached;
+    for (pid_t pid : armed_)
+      if (std::find(put_back.begin(), put_back.end(), pid) == put_back.end()) {
+        const auto head = stat_head(pid);
+        if (head && head->state != 'Z' && head->state != 'X') unreached.push_back(pid);
+      }
+    std::string now = "?";
+    try {
+      if (!put_back.empty()) now = channel_->stats(1000)[name_].action;
+    } catch (...) {
+    }
+    const bool back = refused.empty() && unreached.empty() && (put_back.empty() || now == p.action);
+    undo_result u{back, fmt::format("{}: back to {} in {} process{} (read back: {})", name_, p.action, put_back.size(),
+                                    put_back.size() == 1 ? "" : "es", put_back.empty() ? "none answers" : now)};
+    if (!refused.empty()) u.text += fmt::format("; refused by process {}", fmt::join(refused, ", "));
+    if (!unreached.empty())
+      u.text += fmt::format("; armed in process {} that no longer answers on rig's channel: it may still fire there",
+                            fmt::join(unreached, ", "));
+    armed_.clear();
+    return u;
   }
 
   std::string mechanism() const override {
@@ -113,6 +142,7 @@ class failpoint_injector final : public injector {
   std::string name_, spec_;
   failpoint_channel* channel_ = nullptr;
   failpoint_state prior_, at_apply_;
+  std::vector<pid_t> armed_;  // the processes the set reached at apply()
   bool applied_ = false;
 };
 

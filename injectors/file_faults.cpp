@@ -72,13 +72,21 @@ class file_faults_injector final : public injector {
                                     error_ ? " with " + opts_.str("error") : "", delayed)}};
   }
 
-  void revert(run_context&) noexcept override {
-    if (!applied_) return;
+  undo_result revert(run_context& ctx) noexcept override {
+    if (!applied_) return {true, "nothing applied"};
     applied_ = false;
     try {
-      shim_->set_file_faults(0, "", 0, 0, 0);
-    } catch (...) {
-      // The target is gone, and its faults with it.
+      // Read back: every live process of the target applied the setting with no fault.
+      const auto r = shim_->set_file_faults(0, "", 0, 0, 0);
+      const auto count = [&](const char* k) { return r.counters.count(k) ? r.counters.at(k) : int64_t(0); };
+      const int64_t processes = count("processes"), stale = count("processes_not_answering");
+      if (processes == 0 && target_gone(ctx)) return {true, "the target is gone, and its file faults with it"};
+      return {stale == 0, fmt::format("file faults off in {} of {} process{} of the target (applied by the shim){}",
+                                      processes - stale, processes, processes == 1 ? "" : "es",
+                                      stale ? ": the others may still fail or delay file I/O" : "")};
+    } catch (const std::exception& e) {
+      if (target_gone(ctx)) return {true, "the target is gone, and its file faults with it"};
+      return {false, std::string("file faults not turned off: ") + e.what()};
     }
   }
 

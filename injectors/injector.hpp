@@ -58,14 +58,26 @@ struct verification {
   nlohmann::json measured = nlohmann::json::object();
 };
 
+// What revert() left, read back after the undo: the proof the fault is gone.
+struct undo_result {
+  bool ok = true;    // nothing of the injection is left (read back), or it went with what held it
+  std::string text;  // what was read back, or what could not be undone and why
+};
+
+// True when the target's process is gone (or a zombie): what an injector changed inside it
+// (a socket option, an armed failpoint) went with it.
+bool target_gone(const run_context& ctx);
+
 class injector {
  public:
   virtual ~injector() = default;
   virtual probe_result probe(const run_context& ctx) = 0;
   virtual void apply(run_context& ctx) = 0;
   virtual verification verify(run_context& ctx) = 0;
-  // Restores the state saved by apply(). Idempotent; never throws.
-  virtual void revert(run_context& ctx) noexcept = 0;
+  // Restores the state saved by apply() and reads it back: what could not be undone is said
+  // (ok false), and the run records it as revert_failed. Idempotent: a call with nothing
+  // applied is ok; never throws.
+  virtual undo_result revert(run_context& ctx) noexcept = 0;
   // The mechanism actually used, e.g. "setsockopt TCP_NODELAY=0 via the target's control channel".
   virtual std::string mechanism() const = 0;
   virtual nlohmann::json params() const = 0;

@@ -54,9 +54,14 @@ class proxy_injector final : public injector {
     return m;
   }
 
-  void revert(run_context& ctx) noexcept override {
-    if (ctx.proxy && id_) ctx.proxy->remove_toxic(id_);
+  undo_result revert(run_context& ctx) noexcept override {
+    if (!ctx.proxy || !id_) return {true, "nothing applied"};
+    ctx.proxy->remove_toxic(id_);
     id_ = 0;
+    // Read back: the toxic is no longer in the proxy's active chain.
+    for (const auto& t : ctx.proxy->active())
+      if (t.name == spec_.name) return {false, spec_.str() + " is still in the proxy's active chain"};
+    return {true, spec_.str() + " out of the proxy's chain (read back)"};
   }
 
   std::string mechanism() const override {

@@ -153,7 +153,8 @@ class qdisc_injector : public injector {
     return m;
   }
 
-  void revert(run_context&) noexcept override {
+  undo_result revert(run_context&) noexcept override {
+    undo_result u;
     for (auto it = sites_.rbegin(); it != sites_.rend(); ++it) {
       try {
         drain(it->sk.get(), it->ifindex);
@@ -161,14 +162,21 @@ class qdisc_injector : public injector {
         std::cerr << "rig: could not drain " << kind() << " on " << it->ifname << " before removing it: " << e.what()
                   << "\n";
       }
+      std::string text;
       try {
         it->saved.restore(it->sk.get());
+        const std::string now = it->saved.differs_now(it->sk.get());
+        u.ok = u.ok && now.empty();
+        text = now.empty() ? fmt::format("{}: root qdisc back to {} (read back)", it->ifname, it->saved.describe())
+                           : fmt::format("{}: root qdisc reads back {}, not {}", it->ifname, now, it->saved.describe());
       } catch (const std::exception& e) {
-        std::cerr << "rig: could not restore the root qdisc of " << it->ifname << " (" << it->saved.describe()
-                  << "): " << e.what() << "\n";
+        u.ok = false;
+        text = fmt::format("{}: root qdisc not put back to {}: {}", it->ifname, it->saved.describe(), e.what());
       }
+      u.text += (u.text.empty() ? "" : "; ") + text;
     }
     sites_.clear();
+    return u;
   }
 
   nlohmann::json params() const override { return opts_.to_json(); }

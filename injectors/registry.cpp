@@ -7,6 +7,7 @@
 #include "injectors/resource_injectors.hpp"
 #include "injectors/signal_injectors.hpp"
 #include "injectors/socket_injectors.hpp"
+#include "core/proc.hpp"
 
 namespace rig {
 
@@ -77,6 +78,16 @@ std::vector<std::string> injector_holds(const std::string& k, const option_value
     return sides(opts.str("where"), "target", "workload", k == "nodelay" ? "TCP_NODELAY" : "the socket buffers");
   if ((k == "threads" || k == "failpoint") && opts.has("failpoint")) return {"failpoint " + opts.str("failpoint")};
   return {};
+}
+
+}  // namespace rig
+
+namespace rig {
+
+bool target_gone(const run_context& ctx) {
+  if (!ctx.target_pid) return false;
+  const auto head = stat_head(*ctx.target_pid);
+  return !head || head->state == 'Z' || head->state == 'X';
 }
 
 }  // namespace rig

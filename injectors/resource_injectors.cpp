@@ -232,15 +232,30 @@ class memory_injector final : public injector {
             {"summary", summary}};
   }
 
-  void revert(run_context&) noexcept override {
-    if (!applied_) return;
+  undo_result revert(run_context&) noexcept override {
+    if (!applied_) return {true, "nothing applied"};
     applied_ = false;
-    try {
-      if (cg_) cg_->set_memory_limit(prior_, prior_swap_);
-      else ::prlimit(pid_, RLIMIT_AS, &prior_rlimit_, nullptr);  // the target may be gone: nothing to restore
-    } catch (...) {
-      // The cgroup goes at the end of the run with its limit.
+    const auto shown = [](std::optional<int64_t> b) { return b ? format_bytes(double(*b)) : std::string("no limit"); };
+    if (cg_) {
+      try {
+        cg_->set_memory_limit(prior_, prior_swap_);
+        const auto now = cg_->memory_limit();
+        const bool back = now == prior_ && (!swap_ || cg_->swap_limit() == prior_swap_);
+        return {back, back ? fmt::format("memory cap back to {} (read back)", shown(prior_))
+                           : fmt::format("memory cap reads back {}, not {}", shown(now), shown(prior_))};
+      } catch (const std::exception& e) {
+        return {false, fmt::format("memory cap not put back to {}: {}", shown(prior_), e.what())};
+      }
     }
+    rlimit now{};
+    if (::prlimit(pid_, RLIMIT_AS, &prior_rlimit_, nullptr) != 0 || ::prlimit(pid_, RLIMIT_AS, nullptr, &now) != 0) {
+      if (errno == ESRCH) return {true, "the target is gone, and its RLIMIT_AS with it"};
+      return {false, fmt::format("RLIMIT_AS of pid {} not put back: {}", pid_, strerror(errno))};
+    }
+    const bool back = now.rlim_cur == prior_rlimit_.rlim_cur;
+    const auto lim = [](rlim_t r) { return r == RLIM_INFINITY ? std::string("unlimited") : format_bytes(double(r)); };
+    return {back, fmt::format("RLIMIT_AS (soft) of pid {} reads back {}{}", pid_, lim(now.rlim_cur),
+                              back ? " again" : ", not " + lim(prior_rlimit_.rlim_cur))};
   }
 
   std::string mechanism() const override {
@@ -436,17 +451,41 @@ class cpu_injector final : public injector {
                                     used, cap, throttled, periods)}};
   }
 
-  void revert(run_context&) noexcept override {
-    if (!applied_) return;
+  undo_result revert(run_context&) noexcept override {
+    if (!applied_) return {true, "nothing applied"};
     applied_ = false;
-    try {
-      cpufreq_.restore();
+    undo_result u;
+    std::vector<std::string> said;
+    if (pinned_khz_) {
+      const std::string freq = cpufreq_.restore();
       pinned_khz_ = 0;
-      cg_->set_cpu_quota(prior_quota_, prior_period_);
-      if (!prior_cpus_.empty()) cg_->set_cpus(prior_cpus_);
-    } catch (...) {
-      // The cgroup goes at the end of the run with its quota.
+      u.ok = freq.empty();
+      said.push_back(freq.empty() ? "cpufreq limits as they were (read back)" : "cpufreq: " + freq);
     }
+    try {
+      cg_->set_cpu_quota(prior_quota_, prior_period_);
+      const auto quota = cg_->cpu_quota_us();
+      const bool back = quota == prior_quota_ && (!quota || cg_->cpu_period_us() == prior_period_);
+      u.ok = u.ok && back;
+      const auto shown = [](std::optional<int64_t> q, int64_t period) {
+        return q ? fmt::format("{}us per {}us", *q, period) : std::string("no quota");
+      };
+      said.push_back(back ? fmt::format("CPU quota back to {} (read back)", shown(prior_quota_, prior_period_))
+                          : fmt::format("CPU quota reads back {}, not {}", shown(quota, cg_->cpu_period_us()),
+                                        shown(prior_quota_, prior_period_)));
+      if (!prior_cpus_.empty()) {
+        cg_->set_cpus(prior_cpus_);
+        const std::string cpus = cg_->cpus();
+        u.ok = u.ok && cpus == prior_cpus_;
+        said.push_back(cpus == prior_cpus_ ? fmt::format("cpuset back to {} (read back)", cpus)
+                                           : fmt::format("cpuset reads back {}, not {}", cpus, prior_cpus_));
+      }
+    } catch (const std::exception& e) {
+      u.ok = false;
+      said.push_back(fmt::format("CPU quota or cpuset not put back: {}", e.what()));
+    }
+    u.text = fmt::format("{}", fmt::join(said, "; "));
+    return u;
   }
 
   std::string mechanism() const override {
@@ -590,13 +629,20 @@ class disk_injector final : public injector {
             {"summary", summary}};
   }
 
-  void revert(run_context&) noexcept override {
-    if (!applied_) return;
+  undo_result revert(run_context&) noexcept override {
+    if (!applied_) return {true, "nothing applied"};
     applied_ = false;
     try {
       cg_->set_io_limits(device_, prior_);
-    } catch (...) {
-      // The cgroup goes at the end of the run with its caps.
+      const auto now = cg_->io_limits_of(device_);
+      const bool back = now.read_bps == prior_.read_bps && now.write_bps == prior_.write_bps &&
+                        now.read_iops == prior_.read_iops && now.write_iops == prior_.write_iops;
+      return {back, back ? fmt::format("I/O caps on {} back to {} (read back)", device_name(device_), describe(prior_))
+                         : fmt::format("I/O caps on {} read back {}, not {}", device_name(device_), describe(now),
+                                       describe(prior_))};
+    } catch (const std::exception& e) {
+      return {false, fmt::format("I/O caps on {} not put back to {}: {}", device_name(device_), describe(prior_),
+                                 e.what())};
     }
   }
 
@@ -733,12 +779,18 @@ class noise_injector final : public injector {
                                     cpu_list_text(cpus_))}};
   }
 
-  void revert(run_context&) noexcept override {
+  undo_result revert(run_context&) noexcept override {
     stop_ = true;
+    size_t joined = 0;
     for (auto& t : threads_)
-      if (t.joinable()) t.join();
+      if (t.joinable()) {
+        t.join();
+        ++joined;
+      }
     threads_.clear();
     cpus_.clear();
+    return {true, joined ? fmt::format("{} spinning thread{} ended (joined)", joined, joined == 1 ? "" : "s")
+                         : "nothing applied"};
   }
 
   std::string mechanism() const override { return "spinning threads in the rig, each pinned with sched_setaffinity"; }

@@ -130,9 +130,21 @@ class pause_injector final : public injector {
                                     double(paused_ns_) / 1e9)}};
   }
 
-  void revert(run_context&) noexcept override {
+  undo_result revert(run_context&) noexcept override {
     schedule_.stop();
-    if (pid_ > 0) continue_target();  // never leave the target stopped
+    if (pid_ <= 0) return {true, "nothing applied"};
+    continue_target();  // never leave the target stopped
+    // Delivery is asynchronous: give the kernel a moment to continue it, then read it back.
+    char state = process_state(pid_);
+    for (int i = 0; i < 100 && (state == 'T' || state == 't'); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      state = process_state(pid_);
+    }
+    const pid_t pid = std::exchange(pid_, -1);
+    if (state == 0 || state == 'Z' || state == 'X') return {true, fmt::format("the target (pid {}) is gone", pid)};
+    const bool running = state != 'T' && state != 't';
+    return {running, fmt::format("the target (pid {}) read back {} (state '{}')", pid,
+                                 running ? "running again" : "still stopped", state)};
   }
 
   std::string mechanism() const override { return "SIGSTOP / SIGCONT to the target's process group"; }
@@ -207,7 +219,11 @@ class kill_injector final : public injector {
             {"summary", fmt::format("{} {} at {:.3f}s into the phase", opts_.str("signal"), result_, at_s)}};
   }
 
-  void revert(run_context&) noexcept override { schedule_.stop(); }
+  // A signal sent stays sent: there is nothing to put back, only the schedule to stop.
+  undo_result revert(run_context&) noexcept override {
+    schedule_.stop();
+    return {true, "nothing to put back (a signal cannot be unsent); the schedule is stopped"};
+  }
 
   std::string mechanism() const override { return "kill(2) on the target's pid at a set time"; }
   nlohmann::json params() const override { return opts_.to_json(); }

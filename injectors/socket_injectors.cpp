@@ -68,15 +68,34 @@ class socket_injector final : public injector {
     return v;
   }
 
-  void revert(run_context&) noexcept override {
+  undo_result revert(run_context& ctx) noexcept override {
+    undo_result u;
     for (auto it = sites_.rbegin(); it != sites_.rend(); ++it) {
+      const auto& s = *it;
+      const std::string prior = s.prior == socket_policy{} ? "the program's own options" : s.prior.str();
+      std::string text;
       try {
-        it->site.sockets->reset_socket_policy(it->prior);
-      } catch (...) {
-        // The target may be gone; its sockets went with it.
+        s.site.sockets->reset_socket_policy(s.prior);
+        // Read back: the policy in force is the saved one, and every socket has what it sets.
+        const auto now = s.site.sockets->socket_policy_now();
+        const auto r = s.site.sockets->check_socket_policy(s.prior);
+        const bool back = now == s.prior && r.matching == r.sockets;
+        u.ok = u.ok && back;
+        text = back ? fmt::format("{}: back to {}, {} socket{} read back", s.site.name, prior, r.sockets,
+                                  r.sockets == 1 ? "" : "s")
+                    : fmt::format("{}: not put back: {} of {} sockets read back {} (policy in force: {})", s.site.name,
+                                  r.matching, r.sockets, prior, now.str());
+      } catch (const std::exception& e) {
+        // The target gone took its sockets with it; else they may still have rig's options.
+        const bool gone = s.site.name == "target" && target_gone(ctx);
+        u.ok = u.ok && gone;
+        text = gone ? s.site.name + ": the target is gone, and its sockets with it"
+                    : fmt::format("{}: not put back to {}: {}", s.site.name, prior, e.what());
       }
+      u.text += (u.text.empty() ? "" : "; ") + text;
     }
     sites_.clear();
+    return u;
   }
 
   std::string mechanism() const override {

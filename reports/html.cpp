@@ -514,17 +514,21 @@ std::string render_html(const json& r, const timeseries_table& ts, const std::st
   for (const auto& p : phases) any_injection = any_injection || !p.value("injections", json::array()).empty();
   if (any_injection) {
     o += "<h2>Injections</h2><table><tr><th>phase</th><th>injector</th><th>mechanism</th><th>params</th>"
-         "<th>verified (read back)</th><th>measured</th></tr>";
+         "<th>verified (read back)</th><th>measured</th><th>reverted (read back)</th></tr>";
     for (const auto& p : phases)
       for (const auto& i : p.value("injections", json::array())) {
         const json& m = i.value("measured", json::object());
         o += fmt::format("<tr><td>{}</td><td>{} <span class=\"small\">({})</span></td><td>{}</td><td class=\"small\">{}</td>"
-                         "<td><span class=\"badge {}\">{}</span> {}</td><td>{}</td></tr>",
+                         "<td><span class=\"badge {}\">{}</span> {}</td><td>{}</td><td>{}</td></tr>",
                          esc(p.value("name", "")), esc(i.value("name", "")), esc(i.value("kind", "")),
                          esc(i.value("mechanism", "")), esc(params_text(i.value("params", json::object()))),
                          i.value("verified", false) ? "ok" : "bad", i.value("verified", false) ? "✓" : "✗",
                          esc(i.value("verification", "")),
-                         esc(m.contains("summary") && m["summary"].is_string() ? m["summary"].get<std::string>() : ""));
+                         esc(m.contains("summary") && m["summary"].is_string() ? m["summary"].get<std::string>() : ""),
+                         !i.contains("reverted") || !i["reverted"].is_boolean()
+                             ? std::string("–")
+                             : fmt::format("<span class=\"badge {}\">{}</span> {}", i["reverted"].get<bool>() ? "ok" : "bad",
+                                           i["reverted"].get<bool>() ? "✓" : "✗", esc(i.value("revert", ""))));
       }
     o += "</table>\n";
   }

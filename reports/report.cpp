@@ -93,7 +93,8 @@ nlohmann::json to_json(const phase_result& p) {
   json inj = json::array();
   for (const auto& i : p.injections)
     inj.push_back({{"name", i.name}, {"kind", i.kind}, {"mechanism", i.mechanism}, {"params", i.params},
-                   {"verified", i.verified}, {"verification", i.verification}, {"measured", i.measured}});
+                   {"verified", i.verified}, {"verification", i.verification}, {"measured", i.measured},
+                   {"reverted", i.reverted ? json(*i.reverted) : json()}, {"revert", i.revert}});
   json wl = json::object();
   for (const auto& w : p.workloads) {
     wl[w.name] = {{"ops", w.ops},
@@ -132,10 +133,14 @@ phase_result phase_from_json(const nlohmann::json& j, const std::vector<std::str
   p.start_wall = j.at("start_wall_s").get<double>();
   p.end_wall = j.at("end_wall_s").get<double>();
   p.completed = j.at("completed").get<bool>();
-  for (const auto& i : j.at("injections"))
-    p.injections.push_back({i.at("name").get<std::string>(), i.at("kind").get<std::string>(),
-                            i.at("mechanism").get<std::string>(), i.at("params"), i.at("verified").get<bool>(),
-                            i.at("verification").get<std::string>(), i.at("measured")});
+  for (const auto& i : j.at("injections")) {
+    injection_result r{i.at("name").get<std::string>(), i.at("kind").get<std::string>(),
+                       i.at("mechanism").get<std::string>(), i.at("params"), i.at("verified").get<bool>(),
+                       i.at("verification").get<std::string>(), i.at("measured")};
+    if (i.contains("reverted") && i["reverted"].is_boolean()) r.reverted = i["reverted"].get<bool>();
+    r.revert = i.value("revert", "");
+    p.injections.push_back(std::move(r));
+  }
   const auto& wl = j.at("workloads");
   for (const auto& name : workload_order) {
     const auto& x = wl.at(name);
@@ -309,6 +314,9 @@ std::string terminal_summary(const run_report& r, bool color) {
         s += fmt::format("  {}: {} ({}) via {}\n    {}{}{} {}\n", p.name, i.name, i.kind, i.mechanism,
                          i.verified ? green : red, i.verified ? "verified" : "NOT VERIFIED", reset, i.verification);
         if (i.measured.contains("summary")) s += fmt::format("    measured {}\n", i.measured["summary"].get<std::string>());
+        if (i.reverted)
+          s += fmt::format("    {}{}{} {}\n", *i.reverted ? green : red, *i.reverted ? "reverted" : "NOT REVERTED", reset,
+                           i.revert);
       }
   }
   if (!r.events.empty()) {

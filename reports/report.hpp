@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -44,6 +45,9 @@ struct injection_result {
   bool verified = false;
   std::string verification;
   nlohmann::json measured = nlohmann::json::object();
+  // After revert(), read back: null until the injection was reverted.
+  std::optional<bool> reverted;
+  std::string revert;  // what was read back, or what could not be undone
 };
 
 struct phase_result {

@@ -170,7 +170,7 @@ int run_scenario(const scenario& given, const run_options& opts) {
       loop.run(*wiring);
     } catch (const std::exception& e) {
       loop.close_phase(false, smp.get());
-      if (wiring) wiring->injectors().revert_all();
+      if (wiring) loop.revert_applied(*wiring);
       rep.status = "failed";
       rep.failure = e.what();
       std::cerr << "rig: run failed: " << e.what() << "\n";
@@ -189,6 +189,11 @@ int run_scenario(const scenario& given, const run_options& opts) {
   loop.write_timeseries(run_start + (run_end - run_start + ns_per_s - 1) / ns_per_s * ns_per_s, false, smp.get());
 
   judge(rep, sc, loop.target_death());
+  // What rig could not undo on the host is rig's failure, whatever the figures say (exit 4).
+  if (!loop.revert_failures().empty() && rep.status != "interrupted") {
+    rep.status = "failed";
+    rep.failure = "not reverted: " + loop.revert_failures();
+  }
   return write_and_say(rep, run_dir, store.spilled() > 0, con, loop.interrupted_by());
 }
 

@@ -57,7 +57,8 @@ void phase_loop::begin_phase(size_t pi, run_wiring& wiring) {
     for (auto& w : plan_.workloads) w->phase_over(int(pi) - 1);
   const int64_t applied_at = mono_ns();
   plan_.ctx.phase_duration_ns = ph.duration_ns;
-  for (const auto& name : ph.inject) wiring.injectors().apply(*plan_.injectors.at(name));
+  applied_phase_ = rep_.phases.size();  // the row this phase gets
+  for (const auto& name : ph.inject) wiring.injectors().apply(name, *plan_.injectors.at(name));
   for (const auto& name : ph.inject) {
     injector& inj = *plan_.injectors.at(name);
     const auto v = inj.verify(plan_.ctx);
@@ -110,7 +111,25 @@ void phase_loop::end_phase(size_t pi, run_wiring& wiring) {
   for (size_t k = 0; k < ph.inject.size(); ++k)
     injections[k].measured.update(plan_.injectors.at(ph.inject[k])->measure(plan_.ctx));
   close_phase(!interrupted_by_ && target_death_.empty(), &wiring.samples());
-  wiring.injectors().revert_all();
+  revert_applied(wiring);
+}
+
+void phase_loop::revert_applied(run_wiring& wiring) {
+  const auto undone = wiring.injectors().revert_all();
+  if (undone.empty() || applied_phase_ >= rep_.phases.size()) return;
+  auto& pr = rep_.phases[applied_phase_];
+  for (const auto& u : undone) {
+    for (auto& i : pr.injections)
+      if (i.name == u.name) {
+        i.reverted = u.result.ok;
+        i.revert = u.result.text;
+      }
+    if (u.result.ok) continue;
+    const std::string what = fmt::format("{} in phase {}: {}", u.name, pr.name, u.result.text);
+    rep_.events.push_back({t_s(mono_ns()), "revert_failed", what});
+    con_.out << fmt::format("    ✗ {} not reverted — {}\n", u.name, u.result.text);
+    revert_failures_ += (revert_failures_.empty() ? "" : "; ") + what;
+  }
 }
 
 void phase_loop::run(run_wiring& wiring) {

@@ -34,6 +34,11 @@ class phase_loop {
   void run(run_wiring& wiring);
   // Closes the open phase, if one is: its end, its resource figures (from `smp`, when there is one).
   void close_phase(bool completed, sampler* smp);
+  // Reverts the injectors applied in the phase and records what each left (read back) in the
+  // phase's injections; one not reverted is a revert_failed event.
+  void revert_applied(run_wiring& wiring);
+  // What could not be undone, in words; empty when every revert read back clean.
+  const std::string& revert_failures() const { return revert_failures_; }
   // Writes timeseries.csv up to `before_ns` (whole seconds).
   void write_timeseries(int64_t before_ns, bool phase_open, sampler* smp);
 
@@ -57,6 +62,8 @@ class phase_loop {
   int64_t run_start_ns_, total_ns_;
   int interrupted_by_ = 0;
   std::string target_death_;  // how the target died mid-run, if it did
+  size_t applied_phase_ = 0;  // the phase (index into the report's) whose injectors are applied
+  std::string revert_failures_;
 };
 
 }  // namespace rig

@@ -68,6 +68,7 @@ int write_and_say(run_report& rep, const directory& run_dir, bool remove_spill, 
       if (!e.ok) out << fmt::format("FAIL {}  (actual {})\n", e.expr, e.actual);
   }
   if (rep.status == "unverified") out << "UNVERIFIED " << rep.failure << "\n";
+  if (rep.status == "failed" && !rep.failure.empty()) out << "FAILED " << rep.failure << "\n";
   if (!not_written.empty())
     out << fmt::format("\nstatus: failed   report.json not written: {}\n", not_written);
   else

@@ -9,14 +9,21 @@
 
 namespace rig {
 
-void applied_injectors::apply(injector& inj) {
-  applied_.push_back(&inj);  // before apply: a half-applied injector is reverted too
+void applied_injectors::apply(const std::string& name, injector& inj) {
+  applied_.push_back({name, &inj});  // before apply: a half-applied injector is reverted too
   inj.apply(ctx_);
 }
 
-void applied_injectors::revert_all() noexcept {
-  for (auto it = applied_.rbegin(); it != applied_.rend(); ++it) (*it)->revert(ctx_);
+std::vector<applied_injectors::undone> applied_injectors::revert_all() noexcept {
+  std::vector<undone> out;
+  for (auto it = applied_.rbegin(); it != applied_.rend(); ++it) out.push_back({it->first, it->second->revert(ctx_)});
   applied_.clear();
+  return out;
+}
+
+applied_injectors::~applied_injectors() {
+  for (const auto& u : revert_all())
+    if (!u.result.ok) std::cerr << "rig: injector " << u.name << " not reverted: " << u.result.text << "\n";
 }
 
 run_wiring::run_wiring(run_plan& plan, const run_options& opts, const run_recording& rec, run_report& rep,

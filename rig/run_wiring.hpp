@@ -39,17 +39,22 @@ class on_teardown {
 // The injectors applied in the current phase, reverted in reverse order of applying.
 class applied_injectors {
  public:
+  struct undone {
+    std::string name;
+    undo_result result;
+  };
   explicit applied_injectors(run_context& ctx) : ctx_(ctx) {}
   applied_injectors(const applied_injectors&) = delete;
   applied_injectors& operator=(const applied_injectors&) = delete;
-  ~applied_injectors() { revert_all(); }
+  ~applied_injectors();  // the last resort: what could not be undone goes to stderr
   // Applies it; it counts as applied before apply() returns, so a half-applied one is reverted too.
-  void apply(injector& inj);
-  void revert_all() noexcept;
+  void apply(const std::string& name, injector& inj);
+  // Reverts every one, last applied first, and says what each left (read back).
+  std::vector<undone> revert_all() noexcept;
 
  private:
   run_context& ctx_;
-  std::vector<injector*> applied_;
+  std::vector<std::pair<std::string, injector*>> applied_;
 };
 
 // What the workloads and the sampler record into, for the whole run.

@@ -67,6 +67,8 @@ TEST_CASE("rate: throughput through the veth is within 5% of the cap at 1 MB/s a
     const auto& inj = r["phases"][1]["injections"][0];
     CHECK(inj["verified"] == true);
     CHECK(inj["verification"].get<std::string>().find("tbf on rig-t (target→rig): rate") != std::string::npos);
+    CHECK(inj["reverted"] == true);  // the root qdisc read back as it was
+    CHECK(inj["revert"] == "rig-t: root qdisc back to noqueue (kernel default) (read back)");
     const auto& m = inj["measured"]["rig-t"];
     const double wire = m["throughput_bytes_s"].get<double>();
     MESSAGE(fmt::format("cap {:.0f} B/s: tbf passed {:.0f} B/s on the wire ({:.3f}x)", cap, wire, wire / cap));

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <fmt/format.h>
 
 #include "../helpers.hpp"
 #include "core/clock.hpp"
@@ -200,4 +201,60 @@ inject = ["drop"]
   CHECK(inj["measured"]["fired"] == 1);  // count = 1: one worker died, the other served on
   CHECK(inj["measured"]["hits"].get<uint64_t>() > 20);
   CHECK(r["phases"][0]["workloads"]["rr"]["errors"]["timeout"].get<uint64_t>() >= 1);  // its request never answered
+}
+
+TEST_CASE("revert read back: a failpoint left armed in a process that stopped answering is revert_failed, exit 4") {
+  temp_dir tmp;
+  // The built-in target serves; beside it a process of the same target links the library and
+  // stops itself (SIGSTOP) once c.loop is armed: rig's revert cannot reach it, so it cannot
+  // read back that the failpoint is off there.
+  const auto run = run_text(tmp, fmt::format(R"(name = "stuck-fp"
+[target]
+kind = "command"
+run = ["sh", "-c", "{} stop-when-armed > /dev/null & exec {{rig}} target --port {{port}}"]
+
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "50/s"
+
+[injectors.fp]
+kind = "failpoint"
+failpoint = "c.loop"
+action = "error"
+
+[[phases]]
+name = "fault"
+duration = "1s"
+inject = ["fp"]
+
+[[phases]]
+name = "after"
+duration = "500ms"
+)", FAILPOINT_TARGET));
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 4);
+  CHECK(run.stdout_text().find("fp not reverted") != std::string::npos);
+  const auto r = run.report();
+  CHECK(r["status"] == "failed");
+  CHECK(r["failure"].get<std::string>().find("not reverted: fp in phase fault") != std::string::npos);
+  const auto& inj = r["phases"][0]["injections"][0];
+  CHECK(inj["verified"] == true);
+  CHECK(inj["reverted"] == false);
+  CHECK(inj["revert"].get<std::string>().find("no longer answers on rig's channel") != std::string::npos);
+  bool event = false;
+  for (const auto& e : r["events"]) event = event || e["kind"] == "revert_failed";
+  CHECK(event);
+}
+
+TEST_CASE("revert read back: every injection of a clean run says reverted, with what was read back") {
+  temp_dir tmp;
+  const auto run = run_text(tmp, builtin_with("", "kind = \"failpoint\"\nfailpoint = \"reply.write\"\naction = \"delay\"\ndelay = \"5ms\""));
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const auto r = run.report();
+  const auto& inj = r["phases"][1]["injections"][0];
+  CHECK(inj["reverted"] == true);
+  CHECK(inj["revert"].get<std::string>() == "reply.write: back to off in 1 process (read back: off)");
+  CHECK(r["phases"][0]["injections"].empty());
 }

@@ -259,7 +259,7 @@ TEST_CASE("through the proxy, where = workload acts on the proxy's sockets to th
   on.nodelay = true;
   CHECK(run.proxy.upstream_sockets()->check_socket_policy(on).matching == 0);
   run.phase(0, 200);
-  inj->revert(ctx);
+  CHECK(inj->revert(ctx).ok);
   CHECK(run.proxy.upstream_sockets()->check_socket_policy(on).matching == 4);
   const auto s = run.finish();
   CHECK(s[0].ops > 0);

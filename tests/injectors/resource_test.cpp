@@ -55,6 +55,8 @@ TEST_CASE("memory-accumulation.toml: 64 KiB per request as bytes/op, then the OO
   CHECK(capped["resources"]["cgroup"]["memory_peak_bytes"].get<double>() >= 120 << 20);  // the kernel's high-water mark
   const auto& inj = capped["injections"][0];
   CHECK(inj["verified"] == true);
+  CHECK(inj["reverted"] == true);
+  CHECK(inj["revert"] == "memory cap back to no limit (read back)");
   CHECK(inj["measured"]["limit_bytes"] == 128 << 20);
   CHECK(inj["measured"]["oom_kills"] == 1);
   CHECK(inj["measured"]["cap_reached"] == true);
@@ -124,10 +126,12 @@ TEST_CASE("memory via rlimit: RLIMIT_AS set on a real process, read back, and re
   REQUIRE(::prlimit(child.pid(), RLIMIT_AS, nullptr, &cur) == 0);
   CHECK(cur.rlim_cur == 256u << 20);
   CHECK(slurp("/proc/" + std::to_string(child.pid()) + "/limits").find("268435456") != std::string::npos);
-  inj->revert(ctx);
+  const auto u = inj->revert(ctx);
+  CHECK(u.ok);
+  CHECK(u.text == fmt::format("RLIMIT_AS (soft) of pid {} reads back unlimited again", child.pid()));
   REQUIRE(::prlimit(child.pid(), RLIMIT_AS, nullptr, &cur) == 0);
   CHECK(cur.rlim_cur == RLIM_INFINITY);
-  inj->revert(ctx);  // idempotent
+  CHECK(inj->revert(ctx).text == "nothing applied");  // idempotent
   child.stop();
 }
 
@@ -202,6 +206,11 @@ TEST_CASE("Ctrl-C while a cap is on: exit 130, target stopped, the run's cgroup 
   CHECK(f.code == 130);
   const auto r = f.report();
   CHECK(r["status"] == "interrupted");
+  // Reverted when the signal came, and read back: the quota gone, the CPUs all the host's.
+  const auto& inj = r["phases"][1]["injections"][0];
+  CHECK(inj["reverted"] == true);
+  CHECK(inj["revert"].get<std::string>().find("CPU quota back to no quota (read back); cpuset back to") !=
+        std::string::npos);
   check_cgroup_gone(r);
   const pid_t target = r["target"]["pid"].get<pid_t>();
   CHECK(::kill(target, 0) == -1);
@@ -274,6 +283,8 @@ duration = "1s"
   const auto r = run_ok(tmp, "s.toml");
   const auto& inj = r["phases"][1]["injections"][0];
   CHECK(inj["verified"] == true);
+  CHECK(inj["reverted"] == true);
+  CHECK(inj["revert"].get<std::string>().find("back to no cap (read back)") != std::string::npos);
   CHECK(inj["measured"]["write_bps"] == 400000);
   const double wrote = inj["measured"]["write_bytes_per_s"].get<double>();
   MESSAGE("disk write cap 400 KB/s: the target wrote " << wrote / 1e3 << " KB/s, " << throughput(r, 1)
@@ -358,6 +369,8 @@ duration = "1s"
   const auto r = run_ok(tmp, "s.toml");
   const auto& slow = r["phases"][1]["injections"][0];
   CHECK(slow["verified"] == true);
+  CHECK(slow["reverted"] == true);
+  CHECK(slow["revert"] == "file faults off in 1 of 1 process of the target (applied by the shim)");
   CHECK(slow["measured"]["processes"] == 1);
   const double calls = slow["measured"]["calls"].get<double>(), delayed = slow["measured"]["delayed"].get<double>();
   MESSAGE("fsync delay at p=0.5: " << delayed << " of " << calls << " calls delayed");

@@ -79,7 +79,9 @@ TEST_CASE("pause: the process is stopped at once, read back, continued on schedu
   const auto m = inj->measure(ctx);
   CHECK(m["pauses"].get<int>() >= 3);
   CHECK(m["paused_s"].get<double>() == doctest::Approx(0.05 * m["pauses"].get<int>()).epsilon(0.5));
-  inj->revert(ctx);
+  const auto u = inj->revert(ctx);
+  CHECK(u.ok);
+  CHECK(u.text.find("read back running again") != std::string::npos);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   CHECK(state_of(child.pid()) == 'S');  // running (sleeping in nanosleep), not stopped
   child.stop();

@@ -43,7 +43,11 @@ TEST_CASE("nodelay where=both: applied, read back on every socket, reverted to t
   CHECK(v.measured["sockets"] == 4);
   CHECK(v.measured["sockets_matching"] == 4);
 
-  inj->revert(ctx);
+  const auto u = inj->revert(ctx);
+  CHECK(u.ok);
+  INFO(u.text);
+  CHECK(u.text.find("target: back to") != std::string::npos);
+  CHECK(u.text.find("2 sockets read back") != std::string::npos);
   socket_policy on;
   on.nodelay = true;
   CHECK(svc.sockets().check_socket_policy(on).matching == 2);
