@@ -279,7 +279,7 @@ TEST_CASE("cpufreq pinning, against a fake sysfs tree: min lowered under the cap
   CHECK(slurp(tmp.path + "/cpu1/cpufreq/scaling_setspeed") == "1200000");  // userspace governor follows
   CHECK(pin.read_back() == std::vector<int64_t>{1'200'000, 1'200'000});
   CHECK(pin.pin({0}, 100) == 800'000);  // clamped to what the CPU can do
-  pin.restore();
+  CHECK(pin.restore().empty());  // every file read back as saved
   for (int c : {0, 1}) {
     const std::string d = tmp.path + "/cpu" + std::to_string(c) + "/cpufreq";
     CHECK(slurp(d + "/scaling_max_freq") == "3000000");
@@ -288,4 +288,25 @@ TEST_CASE("cpufreq pinning, against a fake sysfs tree: min lowered under the cap
   }
   CHECK(slurp(tmp.path + "/cpu1/cpufreq/scaling_setspeed") == "2400000");  // the speed it was held at
   CHECK(pin.read_back().empty());
+}
+
+TEST_CASE("cpufreq restore says what did not read back as saved") {
+  temp_dir tmp;
+  const std::string d = tmp.path + "/cpu0/cpufreq";
+  fs::create_directories(d);
+  put(d + "/cpuinfo_max_freq", "3000000\n");
+  put(d + "/cpuinfo_min_freq", "800000\n");
+  put(d + "/scaling_max_freq", "3000000\n");
+  put(d + "/scaling_min_freq", "2000000\n");
+  cpufreq_pin pin(tmp.path);
+  REQUIRE(pin.pin({0}, 1'200'000) == 1'200'000);
+  // Something replaced the min file with what cannot take a write: the restore cannot put it back.
+  fs::remove(d + "/scaling_min_freq");
+  fs::create_directory(d + "/scaling_min_freq");
+  const std::string differs = pin.restore();
+  INFO(differs);
+  CHECK(differs.find("cpu0 scaling_min_freq reads") != std::string::npos);
+  CHECK(differs.find("not 2000000") != std::string::npos);
+  CHECK(differs.find("scaling_max_freq") == std::string::npos);  // that one did go back
+  CHECK(slurp(d + "/scaling_max_freq") == "3000000");
 }
