@@ -24,7 +24,7 @@ demo: build
 	@$(BUILD)/rig run scenarios/quickstart.toml
 
 test: build-all
-	@cd $(BUILD) && ctest --output-on-failure -j 2
+	@bash scripts/run-tests.sh $(BUILD)
 
 # Sanitized and fuzz builds: -O1 with line tables only, which compiles in about a third of
 # the time of -O2 -g and still names the file and line of every finding.

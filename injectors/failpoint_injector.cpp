@@ -36,8 +36,6 @@ class failpoint_injector final : public injector {
         spec_(spec_text(v.str("action"), v.real("probability"), v.integer("count"), v.duration_ns("delay"),
                         v.str("error"))) {}
 
-  bool needs_failpoints() const override { return true; }
-
   probe_result probe(const run_context& ctx) override {
     if (auto p = needs_started_target(ctx, "rig cannot give it the failpoint channel")) return *p;
     if (!ctx.failpoints) return {false, "no failpoint channel: " + ctx.failpoints_missing};

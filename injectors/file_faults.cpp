@@ -30,8 +30,6 @@ class file_faults_injector final : public injector {
       if (name == v.str("error")) error_ = e;
   }
 
-  bool needs_preload() const override { return true; }
-
   probe_result probe(const run_context& ctx) override {
     if (!ctx.shim) return {false, "file faults need the LD_PRELOAD shim in the target: " + ctx.shim_missing};
     return {};

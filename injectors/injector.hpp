@@ -44,6 +44,7 @@ struct run_context {
   failpoint_channel* failpoints = nullptr;  // rig's failpoint channel, when an injector arms failpoints
   std::string failpoints_missing;           // else why the target cannot have one
   int64_t phase_duration_ns = 0;            // the phase being applied, for a schedule to fit in it (0: open)
+  bool target_started = false;  // the target is a process rig starts (its kind says so), not one already running
 };
 
 struct probe_result {
@@ -81,20 +82,6 @@ class injector {
   // The mechanism actually used, e.g. "setsockopt TCP_NODELAY=0 via the target's control channel".
   virtual std::string mechanism() const = 0;
   virtual nlohmann::json params() const = 0;
-  // True when the injector reaches into the target's sockets, so the target must start
-  // with a way in (the built-in target's control channel, or the preload shim).
-  virtual bool needs_target_sockets() const { return false; }
-  // True when the injector reaches into the target through the LD_PRELOAD shim itself
-  // (file faults), whatever way its sockets are reached.
-  virtual bool needs_preload() const { return false; }
-  // True when the injector arms failpoints in the target, so it must start with rig's
-  // failpoint channel in its environment.
-  virtual bool needs_failpoints() const { return false; }
-  // True when the injector acts on the veth between the rig's network namespace and the
-  // target's, so the run must put the target and the workloads there.
-  virtual bool needs_namespaces() const { return false; }
-  // The cgroup controllers the target must start under (its own cgroup, made for the run).
-  virtual std::vector<std::string> cgroup_controllers(const cgroup_layout&) const { return {}; }
   // What the injection did during the phase, read at its end (before revert).
   virtual nlohmann::json measure(run_context&) { return nlohmann::json::object(); }
 };
@@ -102,8 +89,8 @@ class injector {
 // Injectors that act on the target's process (cgroups, signals) need one rig started:
 // nullopt, or the refusal, `because` saying what rig would do to it.
 inline std::optional<probe_result> needs_started_target(const run_context& ctx, const std::string& because) {
-  if (ctx.target_kind != "endpoint") return std::nullopt;
-  return probe_result{false, "an endpoint target is a process rig did not start, so " + because +
+  if (ctx.target_started) return std::nullopt;
+  return probe_result{false, "the " + ctx.target_kind + " target is a process rig did not start, so " + because +
                                  "; use a builtin or command target"};
 }
 
@@ -112,6 +99,16 @@ struct host_context {
   std::string rig_exe;
 };
 
+// What an injector needs from the run, from its options: the run is wired from these.
+struct injector_needs {
+  bool target_sockets = false;  // into the target's sockets: its control channel, or the preload shim
+  bool preload = false;         // the LD_PRELOAD shim itself (file faults), however the sockets are reached
+  bool failpoints = false;      // rig's failpoint channel in the target's environment
+  bool namespaces = false;      // the target and the workloads on the two sides of the run's veth
+  std::vector<std::string> controllers;  // the cgroup controllers the target starts under
+};
+
+// A kind of injector: all that rig knows of it, in one record.
 struct injector_kind {
   std::string_view name;
   std::string_view summary;
@@ -119,13 +116,14 @@ struct injector_kind {
   std::unique_ptr<injector> (*make)(const std::string& name, const option_values&);
   void (*check)(const option_values&, const bind_context&, diagnostics&) = nullptr;
   probe_result (*host_probe)(const host_context&) = nullptr;  // null: needs nothing from the host
+  injector_needs (*needs)(const option_values&, const cgroup_layout&) = nullptr;  // null: nothing of the run
+  // What it takes over while its phase runs ("the target's memory cap"). Two injectors in one
+  // phase that take the same thing would fight over it (the second undoing the first), so a
+  // scenario may not hold both. Null: nothing.
+  std::vector<std::string> (*holds)(const option_values&) = nullptr;
 };
 
 const std::vector<injector_kind>& injector_kinds();
-// What an injector of `kind` takes over while its phase runs ("the target's memory cap"). Two
-// injectors in one phase that take the same thing would fight over it (the second undoing
-// the first), so a scenario may not hold both.
-std::vector<std::string> injector_holds(const std::string& kind, const option_values& opts);
 inline const injector_kind* find_injector_kind(std::string_view name) { return find_kind(injector_kinds(), name); }
 
 }  // namespace rig

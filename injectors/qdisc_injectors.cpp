@@ -79,14 +79,12 @@ class qdisc_injector : public injector {
  public:
   explicit qdisc_injector(const option_values& v) : opts_(v), sides_(sides_of(v.str("direction"))) {}
 
-  bool needs_namespaces() const override { return true; }
-
   probe_result probe(const run_context& ctx) override {
-    if (ctx.target_kind == "endpoint")
+    if (!ctx.target_started)
       return {false, "the " + kind() +
                          " injector works on the veth between a target rig starts in a network namespace and the "
-                         "workloads; an endpoint target is already running outside it: use a builtin or command target, "
-                         "or kind = \"proxy\""};
+                         "workloads; the " + ctx.target_kind + " target is already running outside it: use a builtin "
+                         "or command target, or kind = \"proxy\""};
     return host_probe();
   }
 

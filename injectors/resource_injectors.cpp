@@ -38,6 +38,10 @@ std::optional<probe_result> needs_controllers(const run_context& ctx, const std:
 
 }  // namespace
 
+bool memory_via_cgroup(const option_values& v, const cgroup_layout& l) {
+  return v.str("via") == "cgroup" || (v.str("via") == "auto" && l.find("memory"));
+}
+
 namespace {
 // "0-2,5" -> {0, 1, 2, 5}; empty when malformed (the check refuses those before a run).
 std::vector<int> cpu_list(const std::string& list) {
@@ -138,13 +142,9 @@ class memory_injector final : public injector {
     if (v.has("swap")) swap_ = int64_t(v.bytes("swap"));
   }
 
-  std::vector<std::string> cgroup_controllers(const cgroup_layout& l) const override {
-    return use_cgroup(l) ? std::vector<std::string>{"memory"} : std::vector<std::string>{};
-  }
-
   probe_result probe(const run_context& ctx) override {
     if (auto p = needs_started_target(ctx, cannot_cap)) return *p;
-    if (ctx.cgroups && use_cgroup(*ctx.cgroups))
+    if (ctx.cgroups && memory_via_cgroup(opts_, *ctx.cgroups))
       if (auto p = needs_controllers(ctx, {"memory"})) return *p;
     return {};
   }
@@ -270,7 +270,6 @@ class memory_injector final : public injector {
   nlohmann::json params() const override { return opts_.to_json(); }
 
  private:
-  bool use_cgroup(const cgroup_layout& l) const { return via_ == "cgroup" || (via_ == "auto" && l.find("memory")); }
 
   option_values opts_;
   int64_t limit_;
@@ -355,7 +354,6 @@ class cpu_injector final : public injector {
     if (v.has("frequency")) freq_khz_ = parse_khz(v.str("frequency"));
   }
 
-  std::vector<std::string> cgroup_controllers(const cgroup_layout&) const override { return {"cpu", "cpuset"}; }
 
   probe_result probe(const run_context& ctx) override {
     if (auto p = needs_started_target(ctx, cannot_cap)) return *p;
@@ -564,7 +562,6 @@ class disk_injector final : public injector {
     caps_ = {n("read_bps"), n("write_bps"), n("read_iops"), n("write_iops")};
   }
 
-  std::vector<std::string> cgroup_controllers(const cgroup_layout&) const override { return {"io"}; }
 
   probe_result probe(const run_context& ctx) override {
     if (auto p = needs_started_target(ctx, cannot_cap)) return *p;
@@ -708,7 +705,7 @@ class noise_injector final : public injector {
   explicit noise_injector(const option_values& v) : opts_(v) {}
 
   probe_result probe(const run_context& ctx) override {
-    if (!opts_.has("cpus") && ctx.target_kind == "endpoint")
+    if (!opts_.has("cpus") && !ctx.target_started)
       return {false, "an endpoint target's CPUs are unknown: give 'cpus'"};
     return {};
   }

@@ -26,6 +26,10 @@ const option_table& noise_options();
 void check_noise(const option_values& v, const bind_context& ctx, diagnostics& diags);
 std::unique_ptr<injector> make_noise(const option_values& v);
 
+// A memory injector caps through the target's cgroup (via = "cgroup", or "auto" where the host
+// has a memory controller), else through RLIMIT_AS.
+bool memory_via_cgroup(const option_values& v, const cgroup_layout& l);
+
 // Number of CPUs in a cpuset list ("0-2,5" -> 4); 0 when malformed.
 int count_cpus(const std::string& list);
 

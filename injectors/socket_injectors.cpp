@@ -102,7 +102,6 @@ class socket_injector final : public injector {
     return fmt::format("setsockopt({}) through {}", what_, via_.empty() ? "(not applied)" : via_);
   }
   nlohmann::json params() const override { return opts_.to_json(); }
-  bool needs_target_sockets() const override { return where_ != "workload"; }
 
  private:
   struct applied_site {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "core/units.hpp"
-#include "reports/figures.hpp"
+#include "rig/phase_figures.hpp"
 #include "workloads/recorder.hpp"
 
 namespace rig {

@@ -8,7 +8,6 @@
 #include "core/cgroup.hpp"
 #include "core/proc.hpp"
 #include "core/units.hpp"
-#include "reports/figures.hpp"
 #include "workloads/load_model.hpp"
 
 namespace rig {
@@ -67,13 +66,15 @@ json proc_summary(const samples_in& in, proc_of get) {
 
 // The target's own counters (the built-in target's): gauges as min/max/start/end, totals as
 // the phase's delta; added to `target`.
-void add_target_counters(const samples_in& in, json& target) {
+void add_target_counters(const samples_in& in, json& target, const std::vector<target_counter>& counters) {
   struct gauge_range {
     int64_t min, max, start, end;
   };
   std::map<std::string, gauge_range> gauge;
   std::map<std::string, std::pair<int64_t, int64_t>> total;  // first, last
-  static const std::set<std::string> totals(builtin_counter_totals().begin(), builtin_counter_totals().end());
+  std::set<std::string_view> totals;
+  for (const auto& c : counters)
+    if (c.total) totals.insert(c.name);
   for (const auto* s : in)
     for (const auto& [k, v] : s->counters) {
       if (totals.count(k)) {
@@ -166,7 +167,8 @@ json cgroup_figures(const std::vector<resource_sample>& all, const samples_in& i
 
 }  // namespace
 
-json phase_resources(const std::vector<resource_sample>& all, int64_t from, int64_t to, int64_t counts_from) {
+json phase_resources(const std::vector<resource_sample>& all, int64_t from, int64_t to, int64_t counts_from,
+                     const std::vector<target_counter>& counters) {
   samples_in in;
   for (const auto& s : all)
     if (s.t_ns >= from && s.t_ns <= to) in.push_back(&s);
@@ -182,7 +184,7 @@ json phase_resources(const std::vector<resource_sample>& all, int64_t from, int6
                                 {"threads_max", main["threads_max"]},
                                 {"run_queue_wait_ms_per_s", main["run_queue_wait_ms_per_s"]}};
   }
-  add_target_counters(in, target);
+  add_target_counters(in, target, counters);
   if (!target.is_null()) res["target"] = target;
   if (json cg = cgroup_figures(all, in, counts_from); !cg.empty()) res["cgroup"] = cg;
   json self = proc_summary(in, [](const resource_sample& s) -> const std::optional<proc_sample>& { return s.self; });
@@ -254,5 +256,33 @@ std::vector<event_row> errors_began(const std::vector<phase_result>& phases, con
   return out;
 }
 
+
+const std::vector<std::string>& target_figure_names() {
+  static const std::vector<std::string> v = [] {
+    std::vector<std::string> n = {"samples", "cpu_pct", "cpu_user_s", "cpu_sys_s", "rss_max_bytes", "rss_start_bytes",
+                                  "rss_end_bytes", "threads_min", "threads_max", "fds_max", "processes_max",
+                                  "voluntary_ctx_switches", "involuntary_ctx_switches", "ctx_switches",
+                                  "run_queue_wait_s", "run_queue_wait_ms_per_s", "disk_read_bytes_per_s",
+                                  "disk_write_bytes_per_s", "rss_growth_per_op_bytes", "rss_growth_bytes",
+                                  "ops_per_cpu_s", "retained_per_request_bytes"};
+    for (const auto& k : target_kinds())
+      for (const auto& c : k.counters) {
+        if (c.total) n.emplace_back(c.name);
+        else
+          for (const char* s : {"_min", "_max", "_start", "_end"}) n.push_back(std::string(c.name) + s);
+      }
+    return n;
+  }();
+  return v;
+}
+
+const std::vector<std::string>& cgroup_figure_names() {
+  static const std::vector<std::string> v = {
+      "memory_used_max_bytes", "memory_peak_bytes",  "memory_used_end_bytes", "memory_cap_bytes",
+      "memory_limit_hits",     "oom_kills",          "io_read_bytes_per_s",   "io_write_bytes_per_s",
+      "io_read_ops_per_s",     "io_write_ops_per_s", "cpu_used_cpus",         "cpu_cap_cpus",
+      "cpu_throttled_periods", "cpu_throttled_s"};
+  return v;
+}
 
 }  // namespace rig

@@ -8,6 +8,7 @@
 
 #include "core/sampler.hpp"
 #include "reports/report.hpp"
+#include "targets/target.hpp"
 #include "workloads/recorder.hpp"
 
 namespace rig {
@@ -25,8 +26,16 @@ workload_phase_result summarize(const std::string& name, const phase_stats& s, d
 // Resource figures of one phase from the samples between its boundaries (the target's process
 // tree, its own counters, its cgroup, rig itself). counts_from: when the phase's injectors
 // began to be applied; what they caused from then on (an OOM kill when a cap lands below the
-// usage) counts for the phase.
-nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t from, int64_t to, int64_t counts_from);
+// usage) counts for the phase. `counters`: the target kind's own counters, totals and gauges
+// (one it does not list is taken as a gauge).
+nlohmann::json phase_resources(const std::vector<resource_sample>& all, int64_t from, int64_t to, int64_t counts_from,
+                               const std::vector<target_counter>& counters);
+
+// The names a phase's figures can carry in report.json, which a check path may name:
+// resources.target (the target's processes summed, the derived figures, every target kind's
+// counters) and resources.cgroup (the target's cgroup against its caps).
+const std::vector<std::string>& target_figure_names();
+const std::vector<std::string>& cgroup_figure_names();
 
 // Growth per operation (accumulation): RSS, and the built-in target's own retained bytes; and
 // work done per CPU-second. From a phase's figures once they are all in.

@@ -32,7 +32,9 @@ void phase_loop::close_phase(bool completed, sampler* smp) {
   auto& win = store_.current_window();
   win.end_ns = p1;
   store_.close();
-  if (smp) pr.resources = phase_resources(smp->samples_from(win.applied_ns), win.start_ns, win.end_ns, win.applied_ns);
+  if (smp)
+    pr.resources = phase_resources(smp->samples_from(win.applied_ns), win.start_ns, win.end_ns, win.applied_ns,
+                                   find_target_kind(plan_.sc.target.kind)->counters);
 }
 
 // timeseries.csv as the run goes, each second's row a few seconds after it ended (a helper

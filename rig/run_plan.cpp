@@ -12,12 +12,15 @@ namespace {
 
 run_needs needs_of(const run_plan& p) {
   run_needs n;
-  for (const auto& [name, inj] : p.injectors) {
-    for (const auto& c : inj->cgroup_controllers(p.cgroups)) n.controllers.insert(c);
-    n.failpoints = n.failpoints || inj->needs_failpoints();
-    n.target_sockets = n.target_sockets || inj->needs_target_sockets();
-    n.namespaces = n.namespaces || inj->needs_namespaces();
-    n.preload = n.preload || inj->needs_preload();
+  for (const auto& i : p.sc.injectors) {
+    const injector_kind* k = find_injector_kind(i.kind);
+    if (!k->needs) continue;
+    const injector_needs in = k->needs(i.opts, p.cgroups);
+    for (const auto& c : in.controllers) n.controllers.insert(c);
+    n.failpoints = n.failpoints || in.failpoints;
+    n.target_sockets = n.target_sockets || in.target_sockets;
+    n.namespaces = n.namespaces || in.namespaces;
+    n.preload = n.preload || in.preload;
   }
   for (const auto& w : p.workloads)
     for (const auto& c : w->cgroup_controllers()) n.controllers.insert(c);
@@ -35,6 +38,7 @@ void make_reach(run_plan& p, const run_options& opts) {
   auto& ctx = p.ctx;
   ctx = run_context{};
   ctx.target_kind = p.sc.target.kind;
+  ctx.target_started = find_target_kind(p.sc.target.kind)->started_by_rig;
   ctx.cgroups = &p.cgroups;
   for (size_t i = 0; i < p.workloads.size(); ++i)
     ctx.workloads.push_back({"workload " + p.sc.workloads[i].name, p.workloads[i]->sockets(),
@@ -73,7 +77,7 @@ void make_reach(run_plan& p, const run_options& opts) {
   else
     ctx.target_sockets_missing = ctx.shim_missing;
   // Failpoints: rig listens, and each process of the target that links the library connects.
-  if (p.needs.failpoints && p.tgt->started_by_rig()) {
+  if (p.needs.failpoints && ctx.target_started) {
     p.reach.failpoints = std::make_unique<failpoint_channel>();
     p.reach.tenv.env.push_back(p.reach.failpoints->environment());
     ctx.failpoints = p.reach.failpoints.get();

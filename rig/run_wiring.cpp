@@ -52,7 +52,7 @@ void run_wiring::make_network() {
 // daemon, a setsid child) is found, measured and ended with it.
 void run_wiring::make_cgroup() {
   const auto& controllers = plan_.needs.controllers;
-  if (controllers.empty() && !plan_.tgt->started_by_rig()) return;
+  if (controllers.empty() && !plan_.ctx.target_started) return;
   static int runs = 0;
   try {
     cgroup_ = cgroup::create(plan_.cgroups, run_cgroup_name(++runs), {controllers.begin(), controllers.end()});

@@ -107,6 +107,12 @@ std::vector<std::string> sweep_decl::overrides_for(int level, const std::vector<
 
 namespace {
 
+// What an injector of the scenario takes over while its phase runs (its kind says).
+std::vector<std::string> holds(const kind_decl& d) {
+  const injector_kind* k = find_injector_kind(d.kind);
+  return k && k->holds ? k->holds(d.opts) : std::vector<std::string>{};
+}
+
 const std::vector<std::string> top_level_sections = {"target", "workloads", "injectors", "phases", "expect", "sweep"};
 
 // Names become file and directory names (the run directory "<stamp>-<name>", a sweep's levels
@@ -370,8 +376,8 @@ struct loader {
               const kind_decl* a = sc.injector(ph.inject[i]);
               const kind_decl* b = sc.injector(ph.inject[j]);
               if (!a || !b) continue;
-              for (const auto& thing : injector_holds(a->kind, a->opts)) {
-                const auto hb = injector_holds(b->kind, b->opts);
+              for (const auto& thing : holds(*a)) {
+                const auto hb = holds(*b);
                 if (std::find(hb.begin(), hb.end(), thing) == hb.end()) continue;
                 source_pos jpos = pv.where("inject");
                 if (inject_node && inject_node->as_array() && j < inject_node->as_array()->size())

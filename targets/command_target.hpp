@@ -23,7 +23,6 @@ class command_target final : public target {
   // The process rig started and its descendants (not a helper of rig's in the same cgroup).
   std::vector<pid_t> processes() const override;
   std::optional<exit_info> died() override;
-  bool started_by_rig() const override { return true; }
   std::optional<std::string> preload_executable() const override { return executable_; }
   nlohmann::json describe() const override;
   std::string cannot_start_here(bool in_own_netns) const override;

@@ -73,7 +73,6 @@ class builtin_target final : public target, public socket_tunable {
     return control_client::parse_pairs(control_.request("stats"));
   }
   socket_tunable* sockets() override { return this; }
-  bool started_by_rig() const override { return true; }
   // `rig target` is this very binary: dynamically linked, so the shim can reach its file I/O.
   std::optional<std::string> preload_executable() const override { return self_exe(); }
   nlohmann::json describe() const override {
@@ -159,14 +158,33 @@ class endpoint_target final : public target {
 
 const std::vector<target_kind>& target_kinds() {
   static const std::vector<target_kind> kinds = {
-      {"builtin", "rig's own TCP service with the knobs the seed cases need", &builtin_options,
-       [](const option_values& v) -> std::unique_ptr<target> { return std::make_unique<builtin_target>(v); }},
-      {"command", "a program rig starts, e.g. redis-server, with a free port for {port}", &command_options,
-       [](const option_values& v) -> std::unique_ptr<target> { return std::make_unique<command_target>(v); },
-       &check_command},
-      {"endpoint", "a server that is already running, by address (loopback only)", &endpoint_options,
-       [](const option_values& v) -> std::unique_ptr<target> { return std::make_unique<endpoint_target>(v); },
-       &check_endpoint},
+      {.name = "builtin",
+       .summary = "rig's own TCP service with the knobs the seed cases need",
+       .options = &builtin_options,
+       .make = [](const option_values& v) -> std::unique_ptr<target> { return std::make_unique<builtin_target>(v); },
+       .started_by_rig = true,
+       .counters = {{"rejected", true},
+                    {"requests", true},
+                    {"exceptions_caught", true},
+                    {"workers_died", true},
+                    {"protocol_errors", true},
+                    {"workers"},
+                    {"live_workers"},
+                    {"queue_depth"},
+                    {"queue_capacity"},
+                    {"retained_bytes"},
+                    {"connections"}}},
+      {.name = "command",
+       .summary = "a program rig starts, e.g. redis-server, with a free port for {port}",
+       .options = &command_options,
+       .make = [](const option_values& v) -> std::unique_ptr<target> { return std::make_unique<command_target>(v); },
+       .check = &check_command,
+       .started_by_rig = true},
+      {.name = "endpoint",
+       .summary = "a server that is already running, by address (loopback only)",
+       .options = &endpoint_options,
+       .make = [](const option_values& v) -> std::unique_ptr<target> { return std::make_unique<endpoint_target>(v); },
+       .check = &check_endpoint},
   };
   return kinds;
 }

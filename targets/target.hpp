@@ -61,8 +61,6 @@ class target {
   virtual std::map<std::string, int64_t> counters() { return {}; }
   // Optional ability: the target's sockets take a socket policy.
   virtual socket_tunable* sockets() { return nullptr; }
-  // A process rig starts (and so contains in a cgroup of the run, and ends), not one it only reaches.
-  virtual bool started_by_rig() const { return false; }
   // The program rig will execute, when its process can take the preload shim.
   virtual std::optional<std::string> preload_executable() const { return std::nullopt; }
   virtual nlohmann::json describe() const = 0;
@@ -75,6 +73,15 @@ class target {
   }
 };
 
+// A counter a target reports about itself (the built-in target's control channel "stats"): a
+// total becomes the phase's delta under its own name; a gauge is reported as NAME_min, _max,
+// _start and _end.
+struct target_counter {
+  std::string_view name;
+  bool total = false;
+};
+
+// A kind of target: all that rig knows of it, in one record.
 struct target_kind {
   std::string_view name;
   std::string_view summary;
@@ -82,6 +89,10 @@ struct target_kind {
   std::unique_ptr<target> (*make)(const option_values&);
   // Cross-key checks beyond the option table (may be null).
   void (*check)(const option_values&, const bind_context&, diagnostics&) = nullptr;
+  // A process rig starts (in a cgroup of the run, with what injectors put in its environment),
+  // not one that already runs: what acts on its process needs this.
+  bool started_by_rig = false;
+  std::vector<target_counter> counters = {};
 };
 
 const std::vector<target_kind>& target_kinds();

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/cgroup.hpp"
 #include "core/netlink.hpp"
 #include "injectors/injector.hpp"
 #include "injectors/netem_dist.hpp"
@@ -127,8 +128,9 @@ TEST_CASE("netem and rate refuse what would do nothing or cannot work, naming th
 TEST_CASE("netem and rate need a target rig starts: an endpoint target is refused at probe") {
   run_context ctx;
   ctx.target_kind = "endpoint";
-  auto inj = make_rate(bind_text(rate_options(), "rate = \"1MB/s\""));
-  CHECK(inj->needs_namespaces());
+  const auto opts = bind_text(rate_options(), "rate = \"1MB/s\"");
+  auto inj = make_rate(opts);
+  CHECK(find_injector_kind("rate")->needs(opts, cgroup_layout::detect()).namespaces);  // the kind's record says
   const auto r = inj->probe(ctx);
   CHECK_FALSE(r.ok);
   CHECK(r.reason.find("endpoint target is already running") != std::string::npos);

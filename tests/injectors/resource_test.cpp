@@ -114,6 +114,7 @@ TEST_CASE("memory via rlimit: RLIMIT_AS set on a real process, read back, and re
   auto child = child_process::spawn({.argv = {"/bin/sleep", "30"}});
   run_context ctx;
   ctx.target_kind = "command";
+  ctx.target_started = true;
   ctx.target_pid = child.pid();
   auto inj = make_memory(rig::testing::bind_text(memory_options(), "limit = \"256MiB\"\nvia = \"rlimit\"\n"));
   REQUIRE(inj->probe(ctx).ok);
@@ -150,6 +151,7 @@ TEST_CASE("caps need a target rig starts, and bad cpu lists are refused") {
   if (!fs::exists("/sys/devices/system/cpu/cpu0/cpufreq/scaling_max_freq")) {
     run_context here;
     here.target_kind = "builtin";
+    here.target_started = true;
     here.cgroups = &layout;
     auto freq = make_cpu(rig::testing::bind_text(cpu_options(), "frequency = \"1.2GHz\"\n"));
     const auto p = freq->probe(here);
@@ -323,6 +325,7 @@ TEST_CASE("disk on a path with no block device is refused at probe, naming it") 
   if (!can_cap({"io"})) return;
   run_context ctx;
   ctx.target_kind = "builtin";
+  ctx.target_started = true;
   const auto layout = cgroup_layout::detect();
   ctx.cgroups = &layout;
   auto inj = make_disk(rig::testing::bind_text(disk_options(), "path = \"/proc\"\nwrite_iops = \"10/s\"\n"));

@@ -66,6 +66,7 @@ TEST_CASE("pause: the process is stopped at once, read back, continued on schedu
   auto child = child_process::spawn({.argv = {"/bin/sleep", "30"}});
   run_context ctx;
   ctx.target_kind = "command";
+  ctx.target_started = true;
   ctx.target_pid = child.pid();
   auto inj = make_pause(bind_text(pause_options(), "period = \"200ms\"\npause_for = \"50ms\"\n"));
   REQUIRE(inj->probe(ctx).ok);
@@ -91,6 +92,7 @@ TEST_CASE("pause: as many pauses as begin within the phase, none begun as it end
   auto child = child_process::spawn({.argv = {"/bin/sleep", "30"}});
   run_context ctx;
   ctx.target_kind = "command";
+  ctx.target_started = true;
   ctx.target_pid = child.pid();
   ctx.phase_duration_ns = 500 * ns_per_ms;  // pauses at 0, 200 and 400 ms
   auto inj = make_pause(bind_text(pause_options(), "period = \"200ms\"\npause_for = \"50ms\"\n"));

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "../helpers.hpp"
+#include "core/cgroup.hpp"
 #include "core/clock.hpp"
 #include "injectors/socket_injectors.hpp"
 #include "targets/builtin_service.hpp"
@@ -82,8 +83,9 @@ TEST_CASE("sockbuf where=both: buffers clamped on both sides, then restored to t
   auto& svc = sides.svc;
   auto& w = sides.w;
   auto& ctx = sides.ctx;
-  auto inj = make_sockbuf(bind_text(sockbuf_options(), "send = \"4KiB\"\nreceive = \"4KiB\"\nwhere = \"both\"\n"));
-  REQUIRE(inj->needs_target_sockets());
+  const auto opts = bind_text(sockbuf_options(), "send = \"4KiB\"\nreceive = \"4KiB\"\nwhere = \"both\"\n");
+  auto inj = make_sockbuf(opts);
+  REQUIRE(find_injector_kind("sockbuf")->needs(opts, cgroup_layout::detect()).target_sockets);
   inj->apply(ctx);
   const auto v = inj->verify(ctx);
   CHECK(v.ok);

@@ -168,3 +168,28 @@ TEST_CASE("docs/scenarios.md shows every key as rig list prints it, and its exam
   INFO(v.err);
   CHECK(v.code == 0);
 }
+
+TEST_CASE("README.md names every scenario in scenarios/ and every kind in the registries") {
+  std::ifstream in(RIG_SOURCE_DIR "/README.md");
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t files = 0;
+  for (const auto& f : std::filesystem::directory_iterator(RIG_SOURCE_DIR "/scenarios"))
+    if (f.path().extension() == ".toml") {
+      ++files;
+      CHECK_MESSAGE(readme.find("`" + f.path().filename().string() + "`") != std::string::npos,
+                    f.path().filename().string(), " is not in README.md's scenario table");
+    }
+  CHECK(files >= 20);
+  // The kinds table has one row per kind: "| target `builtin` |", "| injector `rate` |", ...
+  const auto row = [&](const char* what, std::string_view name) {
+    return readme.find(fmt::format("| {} `{}` |", what, name)) != std::string::npos;
+  };
+  for (const auto& k : target_kinds()) CHECK_MESSAGE(row("target", k.name), "target ", k.name);
+  for (const auto& k : workload_kinds()) CHECK_MESSAGE(row("workload", k.name), "workload ", k.name);
+  for (const auto& k : injector_kinds()) CHECK_MESSAGE(row("injector", k.name), "injector ", k.name);
+  // One table: no blank line between its first and last rows.
+  const size_t first = readme.find("| target `builtin` |"), last = readme.find("| injector `rate` |");
+  REQUIRE(first != std::string::npos);
+  REQUIRE(last != std::string::npos);
+  CHECK(readme.substr(first, last - first).find("\n\n") == std::string::npos);
+}
