@@ -2,13 +2,16 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: deps configure build build-all demo test test-asan test-tsan fuzz ci clean
+.PHONY: deps configure build build-all demo test test-asan test-tsan fuzz checks ci clean
 
 deps:
 	@bash scripts/install-deps.sh
 
-configure: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# The installer runs once, before the first configure; after that a missing package is named
+# by cmake itself (with the apt-get line), and `make deps` installs it.
+configure:
+	@test -f $(BUILD)/CMakeCache.txt || bash scripts/install-deps.sh
+	@test -f $(BUILD)/CMakeCache.txt || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 
 # Compiler progress is filtered out; warnings and errors still show, and a failed build fails.
 QUIET = grep -vE '^\[ *[0-9]+%\]|^Consolidate|^Scanning|Entering directory|Leaving directory' || true
@@ -59,8 +62,9 @@ fuzz: deps
 	@build-fuzz/tests/fuzz_scenario -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	  -dict=tests/fuzz/scenario.dict -artifact_prefix=build-fuzz/findings/ -print_final_stats=1 build-fuzz/corpus
 
-# What CI runs after `make test`.
-ci: test test-asan test-tsan fuzz
+# What CI runs after `make test` (.ci/run: the installer, `make test`, `make checks`).
+checks: test-asan test-tsan fuzz
+ci: test checks
 
 clean:
 	rm -rf $(BUILD) build-asan build-tsan build-fuzz

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/bind.hpp"
 #include "core/clock.hpp"
 #include "core/options.hpp"
 #include "workloads/workload.hpp"

@@ -1,6 +1,7 @@
 #include "core/options.hpp"
 
-#include <sstream>
+#include <deque>
+#include <mutex>
 
 #include <algorithm>
 #include <cmath>
@@ -9,13 +10,6 @@
 #include "core/units.hpp"
 
 namespace rig {
-
-std::string toml_literal(opt_type type, const std::string& text) {
-  if (type == opt_type::boolean || type == opt_type::integer || type == opt_type::real) return text;
-  std::ostringstream out;
-  out << toml::value<std::string>(text);
-  return out.str();
-}
 
 std::string_view type_name(opt_type t) {
   switch (t) {
@@ -56,124 +50,6 @@ std::string format_base(opt_type t, double v) {
     case opt_type::percent: return fmt::format("{:g}%", v * 100);
     case opt_type::integer: return fmt::format("{:.0f}", v);
     default: return fmt::format("{:g}", v);
-  }
-}
-
-// Parses written text for a unit-bearing type into base units.
-std::optional<double> parse_unit_text(opt_type t, std::string_view text, std::string* why) {
-  switch (t) {
-    case opt_type::duration:
-      if (auto v = parse_duration_ns(text, why)) return double(*v);
-      return std::nullopt;
-    case opt_type::size:
-      if (auto v = parse_size_bytes(text, why)) return double(*v);
-      return std::nullopt;
-    case opt_type::op_rate: return parse_op_rate(text, why);
-    case opt_type::byte_rate: return parse_byte_rate(text, why);
-    case opt_type::percent: return parse_percent(text, why);
-    default: return std::nullopt;
-  }
-}
-
-std::vector<std::string> allowed_strings(const option_spec& s) {
-  return {s.allowed.begin(), s.allowed.end()};
-}
-
-std::string join_allowed(const option_spec& s) {
-  std::string out;
-  for (auto a : s.allowed) out += (out.empty() ? "" : ", ") + std::string(a);
-  return out;
-}
-
-struct converted {
-  option_values::value v;
-  std::string text;
-};
-
-// Converts one TOML node according to its spec; pushes a diagnostic and returns nullopt on error.
-std::optional<converted> convert(const option_spec& s, const toml::node& node, const std::string& where_key,
-                                 const source_pos& pos, diagnostics& diags) {
-  auto fail = [&](const std::string& msg) {
-    diags.add(pos, msg);
-    return std::optional<converted>{};
-  };
-  auto range_check = [&](double base) -> bool {
-    if (std::isnan(base)) {  // compares false with any bound: it would pass a range check
-      diags.add(pos, fmt::format("{} is nan, not a number; must be {}", where_key, describe_range(s)));
-      return false;
-    }
-    if (base < s.min || base > s.max) {
-      diags.add(pos, fmt::format("{} is out of range; must be {}", where_key, describe_range(s)));
-      return false;
-    }
-    return true;
-  };
-  switch (s.type) {
-    case opt_type::boolean:
-      if (!node.is_boolean()) return fail(where_key + " must be true or false");
-      return converted{*node.value<bool>(), *node.value<bool>() ? "true" : "false"};
-    case opt_type::integer: {
-      if (!node.is_integer()) return fail(where_key + " must be an integer");
-      const int64_t v = *node.value<int64_t>();
-      if (!range_check(double(v))) return std::nullopt;
-      return converted{v, std::to_string(v)};
-    }
-    case opt_type::real: {
-      if (!node.is_number()) return fail(where_key + " must be a number");
-      const double v = *node.value<double>();
-      if (!range_check(v)) return std::nullopt;
-      return converted{v, fmt::format("{:g}", v)};
-    }
-    case opt_type::string: {
-      if (!node.is_string()) return fail(where_key + " must be a string");
-      std::string v = *node.value<std::string>();
-      if (!s.allowed.empty()) {
-        bool ok = false;
-        for (auto a : s.allowed) ok = ok || a == v;
-        if (!ok)
-          return fail(fmt::format("{} = '{}' is not one of {}{}", where_key, v, join_allowed(s),
-                                  did_you_mean(v, allowed_strings(s))));
-      }
-      return converted{v, v};
-    }
-    case opt_type::strings: {
-      const auto* arr = node.as_array();
-      if (!arr) return fail(where_key + " must be a list of strings, e.g. [\"a\", \"b\"]");
-      std::vector<std::string> out;
-      std::string text;
-      for (const auto& el : *arr) {
-        if (!el.is_string()) return fail(where_key + " must hold only strings");
-        out.push_back(*el.value<std::string>());
-        text += (text.empty() ? "" : ",") + out.back();
-      }
-      return converted{out, text};
-    }
-    case opt_type::string_map: {
-      const auto* tbl = node.as_table();
-      if (!tbl) return fail(where_key + " must be a table of strings, e.g. { KEY = \"value\" }");
-      option_values::string_map out;
-      std::string text;
-      for (auto&& [k, v] : *tbl) {
-        if (!v.is_string()) return fail(where_key + ": '" + std::string(k.str()) + "' must be a string");
-        out[std::string(k.str())] = *v.value<std::string>();
-        text += (text.empty() ? "" : ",") + std::string(k.str()) + "=" + out[std::string(k.str())];
-      }
-      return converted{out, text};
-    }
-    default: {
-      if (node.is_number())
-        return fail(fmt::format("{} needs a unit: write it as a string, {}", where_key, unit_hint(s.type)));
-      if (!node.is_string())
-        return fail(fmt::format("{} must be a {} string, {}", where_key, type_name(s.type), unit_hint(s.type)));
-      const std::string text = *node.value<std::string>();
-      std::string why;
-      auto base = parse_unit_text(s.type, text, &why);
-      if (!base) return fail(fmt::format("{} = \"{}\": {}", where_key, text, why));
-      if (!range_check(*base)) return std::nullopt;
-      if (s.type == opt_type::duration || s.type == opt_type::size)
-        return converted{int64_t(std::llround(*base)), text};
-      return converted{*base, text};
-    }
   }
 }
 
@@ -273,97 +149,54 @@ option_values option_values::from_wire(const nlohmann::json& j) {
   return o;
 }
 
-source_pos bind_context::locate(std::string_view key, const toml::source_region& region) const {
-  source_pos pos{file, uint32_t(region.begin.line), uint32_t(region.begin.column), {}};
-  if (overrides) {
-    auto it = overrides->find(path.empty() ? std::string(key) : path + "." + std::string(key));
-    if (it != overrides->end()) pos = source_pos{file, 0, 0, it->second};
-  }
-  return pos;
-}
-
-option_values bind_options(const option_table& table, const toml::table& input, const bind_context& ctx,
-                           diagnostics& all_diags, const std::vector<std::string_view>& envelope) {
-  option_values out;
-  diagnostics diags;  // sorted into source order before they join the caller's
-  struct merge_on_exit {
-    diagnostics& from;
-    diagnostics& to;
-    ~merge_on_exit() {
-      from.sort_by_position();
-      for (const auto& d : from.items()) to.add(d.where, d.message);
+option_table merge_variants(const option_table& common, const option_variants& variants) {
+  // The joined help texts live as long as the tables that point at them: for the program.
+  static std::mutex mu;
+  static std::deque<std::string> texts;
+  std::lock_guard lk(mu);
+  option_table out = common;
+  for (auto& o : out)
+    if (o.name == variants.key) {
+      o.allowed.clear();
+      for (const auto& c : variants.cases) o.allowed.push_back(c.value);
     }
-  } merge{diags, all_diags};
-  std::vector<std::string> names;
-  for (const auto& s : table) names.emplace_back(s.name);
-  std::vector<std::string> present;  // given, even if its value was refused: no "missing key" for it
-
-  for (auto&& [key, node] : input) {
-    const std::string k(key.str());
-    bool skip = false;
-    for (auto e : envelope) skip = skip || e == k;
-    if (skip) continue;
-    const source_pos pos = ctx.locate(k, key.source());
-    const option_spec* spec = nullptr;
-    for (const auto& s : table)
-      if (s.name == k) spec = &s;
-    if (!spec) {
-      std::vector<std::string> candidates = names;
-      for (auto e : envelope) candidates.emplace_back(e);
-      diags.add(pos, fmt::format("unknown key '{}' in {}{}", k, ctx.section, did_you_mean(k, candidates)));
-      continue;
+  std::map<std::string_view, std::string> help;  // key -> "latency: ...; slicer: ..."
+  for (const auto& c : variants.cases)
+    for (const auto& o : *c.options) {
+      std::string& h = help[o.name];
+      h += (h.empty() ? "" : "; ") + std::string(c.value) + ": " + std::string(o.help);
+      if (std::none_of(out.begin(), out.end(), [&](const option_spec& x) { return x.name == o.name; })) {
+        out.push_back(o);
+        out.back().required = false;
+      }
     }
-    present.push_back(k);
-    const std::string where_key = fmt::format("'{}' in {}", k, ctx.section);
-    if (auto c = convert(*spec, node, where_key, pos, diags)) out.set(k, std::move(c->v), std::move(c->text), pos, true);
-  }
-
-  for (const auto& s : table) {
-    if (out.has(s.name) || std::find(present.begin(), present.end(), s.name) != present.end()) continue;
-    if (s.required) {
-      diags.add(ctx.table_pos, fmt::format("missing key '{}' in {} ({})", s.name, ctx.section, s.help));
-      continue;
-    }
-    if (s.default_text.empty()) continue;
-    // Defaults go through the same conversion as input, so a bad default is caught by tests.
-    toml::table holder;
-    auto node = parse_assigned_value(s.default_text, holder);
-    diagnostics default_diags;
-    if (auto c = convert(s, *node.node(), std::string(s.name), {}, default_diags))
-      out.set(std::string(s.name), std::move(c->v), std::move(c->text), ctx.table_pos, false);
-    else
-      throw std::logic_error("bad default for option '" + std::string(s.name) + "': " + default_diags.str());
-  }
+  for (auto& o : out)
+    if (auto h = help.find(o.name); h != help.end()) o.help = texts.emplace_back(h->second);
   return out;
 }
 
-toml::node_view<toml::node> parse_assigned_value(std::string_view text, toml::table& holder) {
-  try {
-    holder = toml::parse("v = " + std::string(text));
-    if (holder.contains("v")) return holder["v"];
-  } catch (const toml::parse_error&) {
+void check_variant(const option_values& v, const option_variants& variants, const bind_context& ctx,
+                   diagnostics& diags) {
+  if (!v.has(variants.key)) return;
+  const std::string& chosen = v.str(variants.key);
+  const option_table* own = nullptr;
+  std::vector<std::string_view> others;  // keys some other variant takes
+  for (const auto& c : variants.cases) {
+    if (c.value == chosen) own = c.options;
+    for (const auto& o : *c.options)
+      if (std::find(others.begin(), others.end(), o.name) == others.end()) others.push_back(o.name);  // shared: once
   }
-  holder = toml::table{};
-  holder.insert_or_assign("v", std::string(text));
-  return holder["v"];
-}
-
-toml::table table_from_assignments(const std::vector<std::string>& assignments, diagnostics& diags,
-                                   std::map<std::string, std::string>& origins, const std::string& origin) {
-  toml::table out;
-  for (const auto& a : assignments) {
-    const auto eq = a.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      diags.add({"", 0, 0, origin.empty() ? "--set " + a : origin}, "expected key=value in '" + a + "'");
-      continue;
+  if (!own) return;  // not one of the values: binding said so
+  std::vector<std::string> takes;
+  for (const auto& o : *own) takes.emplace_back(o.name);
+  for (std::string_view k : others)
+    if (v.is_set(k) && std::find(takes.begin(), takes.end(), k) == takes.end()) {
+      diags.add(v.where(k), fmt::format("'{}' in {} does not apply to {} '{}' (it takes: {})", k, ctx.section,
+                                        variants.key, chosen, fmt::join(takes, ", ")));
     }
-    const std::string key = a.substr(0, eq);
-    toml::table holder;
-    auto node = parse_assigned_value(a.substr(eq + 1), holder);
-    origins[key] = origin.empty() ? "--set " + a : origin;
-    node.node()->visit([&](auto& n) { out.insert_or_assign(key, n); });
-  }
-  return out;
+  for (const auto& o : *own)
+    if (o.required && !v.has(o.name))
+      diags.add(ctx.table_pos, fmt::format("{} '{}' in {} needs '{}'", variants.key, chosen, ctx.section, o.name));
 }
 
 }  // namespace rig

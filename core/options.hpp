@@ -5,7 +5,6 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-#include <toml++/toml.h>
 #include <variant>
 #include <vector>
 
@@ -29,9 +28,6 @@ struct option_spec {
 };
 
 using option_table = std::vector<option_spec>;
-
-// A value as --set writes it: strings (and unit-bearing text) quoted, numbers and booleans bare.
-std::string toml_literal(opt_type type, const std::string& text);
 
 std::string_view type_name(opt_type t);    // "duration", "size", ...
 std::string_view unit_hint(opt_type t);    // "e.g. \"250ms\""
@@ -86,14 +82,28 @@ struct bind_context {
   const std::map<std::string, std::string>* overrides = nullptr;
   source_pos table_pos;  // for missing-key errors
   bool allow_remote = false;  // --allow-remote: addresses beyond loopback are the user's explicit choice
-
-  source_pos locate(std::string_view key, const toml::source_region& region) const;
 };
 
-// Binds a TOML table against a table of options. Every problem goes to `diags`; keys in
-// `envelope` (e.g. "kind") belong to the caller and are skipped.
-option_values bind_options(const option_table& table, const toml::table& input, const bind_context& ctx,
-                           diagnostics& diags, const std::vector<std::string_view>& envelope = {"kind"});
+// A key whose value picks a variant with keys of its own (the proxy injector's toxic).
+struct option_variant {
+  std::string_view value;       // "latency"
+  std::string_view summary;
+  const option_table* options;  // its own keys
+};
+struct option_variants {
+  std::string_view key;  // "toxic"
+  std::vector<option_variant> cases;
+};
+
+// The table a variant-taking kind binds against: `common` (whose `key` entry gets the
+// variants' values as its allowed ones), then each variant's keys once. A key several
+// variants share is required by none here and carries each one's help ("slicer: ...;
+// slow_close: ...").
+option_table merge_variants(const option_table& common, const option_variants& variants);
+// What merge_variants cannot say: a key that belongs to another variant, or one the chosen
+// variant requires and the input lacks.
+void check_variant(const option_values& v, const option_variants& variants, const bind_context& ctx,
+                   diagnostics& diags);
 
 // A kind by name in a registry (target, workload and injector kinds all have .name).
 template <typename Kind>
@@ -102,12 +112,5 @@ const Kind* find_kind(const std::vector<Kind>& kinds, std::string_view name) {
     if (k.name == name) return &k;
   return nullptr;
 }
-
-// Parses key=value pairs (values as TOML, else as strings) into a table, for --set.
-// Errors name "--set <assignment>", or `origin` when given (e.g. "--toxic latency:...").
-toml::table table_from_assignments(const std::vector<std::string>& assignments, diagnostics& diags,
-                                   std::map<std::string, std::string>& origins, const std::string& origin = {});
-// Parses one "value" the way --set does: a TOML value, or a bare string.
-toml::node_view<toml::node> parse_assigned_value(std::string_view text, toml::table& holder);
 
 }  // namespace rig

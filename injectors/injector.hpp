@@ -105,6 +105,8 @@ struct injector_needs {
   bool preload = false;         // the LD_PRELOAD shim itself (file faults), however the sockets are reached
   bool failpoints = false;      // rig's failpoint channel in the target's environment
   bool namespaces = false;      // the target and the workloads on the two sides of the run's veth
+  bool proxy = false;           // rig's toxic proxy between the workloads and the target
+  std::string proxy_over_tcp;   // why the workloads must reach it over TCP ("a reset_peer toxic needs TCP"), or empty
   std::vector<std::string> controllers;  // the cgroup controllers the target starts under
 };
 
@@ -121,6 +123,9 @@ struct injector_kind {
   // phase that take the same thing would fight over it (the second undoing the first), so a
   // scenario may not hold both. Null: nothing.
   std::vector<std::string> (*holds)(const option_values&) = nullptr;
+  // A key that picks a variant with keys of its own (the proxy's toxic): `rig list` and the
+  // schema show each variant's keys. Null: none.
+  const option_variants& (*variants)() = nullptr;
 };
 
 const std::vector<injector_kind>& injector_kinds();

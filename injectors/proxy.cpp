@@ -16,108 +16,11 @@ namespace rig {
 
 using asio::ip::tcp;
 
-const option_table& proxy_options() {
-  static const option_table t = {
-      {.name = "toxic", .type = opt_type::string, .default_text = "",
-       .help = "Toxiproxy's toxic: latency, bandwidth, slicer, slow_close, timeout, reset_peer or limit_data",
-       .allowed = {"latency", "bandwidth", "slicer", "slow_close", "timeout", "reset_peer", "limit_data"},
-       .required = true},
-      {.name = "stream", .type = opt_type::string, .default_text = "\"downstream\"",
-       .help = "direction: downstream (target to client), upstream (client to target) or both",
-       .allowed = {"downstream", "upstream", "both"}},
-      {.name = "toxicity", .type = opt_type::real, .default_text = "1.0",
-       .help = "fraction of connections the toxic affects, decided once per connection", .min = 0, .max = 1},
-      {.name = "latency", .type = opt_type::duration, .default_text = "",
-       .help = "latency: added to every chunk of data", .min = 0, .max = 3600e9},
-      {.name = "jitter", .type = opt_type::duration, .default_text = "",
-       .help = "latency: uniform +/- spread around latency", .min = 0, .max = 3600e9},
-      {.name = "rate", .type = opt_type::byte_rate, .default_text = "",
-       .help = "bandwidth: the rate data may pass at", .min = 1, .max = 100e9},
-      {.name = "average_size", .type = opt_type::size, .default_text = "",
-       .help = "slicer: average size of the segments data is cut into", .min = 1, .max = 64.0 * 1048576},
-      {.name = "size_variation", .type = opt_type::size, .default_text = "",
-       .help = "slicer: uniform +/- spread of the segment size", .min = 0, .max = 64.0 * 1048576},
-      {.name = "delay", .type = opt_type::duration, .default_text = "",
-       .help = "slicer: pause between segments; slow_close: how long a close is held back", .min = 0,
-       .max = 3600e9},
-      {.name = "timeout", .type = opt_type::duration, .default_text = "",
-       .help = "timeout: close after this while passing nothing (0: never close, drop forever); reset_peer: "
-               "reset after this",
-       .min = 0, .max = 3600e9},
-      {.name = "bytes", .type = opt_type::size, .default_text = "",
-       .help = "limit_data: close the connection once this much has passed", .min = 1, .max = 1e15},
-  };
-  return t;
-}
-
-namespace {
-// Which keys each toxic takes, and which it must have.
-const std::map<std::string, std::pair<std::vector<std::string>, std::vector<std::string>>> toxic_keys = {
-    {"latency", {{"latency", "jitter"}, {"latency"}}},
-    {"bandwidth", {{"rate"}, {"rate"}}},
-    {"slicer", {{"average_size", "size_variation", "delay"}, {"average_size"}}},
-    {"slow_close", {{"delay"}, {"delay"}}},
-    {"timeout", {{"timeout"}, {"timeout"}}},
-    {"reset_peer", {{"timeout"}, {}}},
-    {"limit_data", {{"bytes"}, {"bytes"}}},
-};
-const std::vector<std::string> toxic_params = {"latency", "jitter", "rate", "average_size", "size_variation",
-                                               "delay", "timeout", "bytes"};
-}  // namespace
-
-void check_proxy(const option_values& v, const bind_context& ctx, diagnostics& diags) {
-  if (!v.has("toxic")) return;
-  const std::string& t = v.str("toxic");
-  const auto& [takes, needs] = toxic_keys.at(t);
-  for (const auto& k : toxic_params)
-    if (v.is_set(k) && std::find(takes.begin(), takes.end(), k) == takes.end())
-      diags.add(v.where(k), fmt::format("'{}' in {} does not apply to toxic '{}' (it takes: {})", k, ctx.section, t,
-                                        fmt::join(takes, ", ")));
-  for (const auto& k : needs)
-    if (!v.has(k)) diags.add(ctx.table_pos, fmt::format("toxic '{}' in {} needs '{}'", t, ctx.section, k));
-}
-
-toxic_spec toxic_spec::from(const std::string& name, const option_values& v) {
-  toxic_spec t;
-  t.name = name;
-  t.type = v.str("toxic");
-  const std::string& s = v.str("stream");
-  t.upstream = s != "downstream";
-  t.downstream = s != "upstream";
-  t.toxicity = v.real("toxicity");
-  if (v.has("latency")) t.latency_ns = v.duration_ns("latency");
-  if (v.has("jitter")) t.jitter_ns = v.duration_ns("jitter");
-  if (v.has("rate")) t.rate = v.per_second("rate");
-  if (v.has("average_size")) t.average_size = v.bytes("average_size");
-  if (v.has("size_variation")) t.size_variation = v.bytes("size_variation");
-  if (v.has("delay")) t.delay_ns = v.duration_ns("delay");
-  if (v.has("timeout")) t.timeout_ns = v.duration_ns("timeout");
-  if (v.has("bytes")) t.bytes = v.bytes("bytes");
-  return t;
-}
-
-std::string toxic_spec::str() const {
-  std::string s = type;
-  auto us = [](int64_t ns) { return format_duration_us(double(ns) / 1e3); };
-  if (type == "latency") s += " " + us(latency_ns) + (jitter_ns ? " ±" + us(jitter_ns) : "");
-  if (type == "bandwidth")
-    s += rate >= 1e6 ? fmt::format(" {:g}MB/s", rate / 1e6) : rate >= 1e3 ? fmt::format(" {:g}KB/s", rate / 1e3)
-                                                             : fmt::format(" {:g}B/s", rate);
-  if (type == "slicer")
-    s += fmt::format(" {}±{} every {}", format_bytes(double(average_size)), format_bytes(double(size_variation)),
-                     us(delay_ns));
-  if (type == "slow_close") s += " " + us(delay_ns);
-  if (type == "timeout" || type == "reset_peer") s += " after " + us(timeout_ns);
-  if (type == "limit_data") s += " " + format_bytes(double(bytes));
-  s += upstream && downstream ? " both ways" : upstream ? " upstream" : " downstream";
-  return s + fmt::format(", toxicity {:g}", toxicity);
-}
-
-struct toxic_proxy::toxic {
-  toxic_spec spec;
+// A toxic in the chain: the same object for as long as it is there, so a chunk that holds
+// the chain holds its toxics.
+struct toxic_proxy::link {
+  std::shared_ptr<toxic> t;
   int id = 0;
-  std::atomic<uint64_t> affected{0}, spared{0}, chunks{0}, bytes{0}, slices{0}, closed{0}, reset{0}, dropped{0};
-  std::atomic<int64_t> delay_sum_ns{0}, delayed_chunks{0}, max_late_ns{0}, late_sum_ns{0};
 };
 
 struct toxic_proxy::chunk {
@@ -140,8 +43,8 @@ struct toxic_proxy::pipe {
   bool writer_busy = false;                // the writer holds a chunk (it may be waiting on a toxic)
   std::vector<char> buf = std::vector<char>(64 * 1024);  // the reader's, reused
   uint64_t seen_version = ~0ull;
-  std::shared_ptr<const std::vector<std::shared_ptr<toxic>>> toxics;
-  int64_t paced_until_ns = 0;              // bandwidth
+  std::shared_ptr<const std::vector<link>> toxics;
+  std::map<int, int64_t> marks;            // toxic id -> its mark on this direction (toxic_flow::mark_ns)
 };
 
 struct toxic_proxy::connection {
@@ -206,7 +109,7 @@ toxic_proxy::toxic_proxy(uint64_t seed, std::string listen_host, uint16_t listen
       listen_port_(listen_port),
       seed_(seed),
       acceptor_(own_),
-      chain_(std::make_shared<const std::vector<std::shared_ptr<toxic>>>()) {}
+      chain_(std::make_shared<const std::vector<link>>()) {}
 
 toxic_proxy::~toxic_proxy() { stop(); }
 
@@ -249,29 +152,25 @@ void toxic_proxy::stop() noexcept {
   while (connections_.load() > 0 && mono_ns() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }
 
-int toxic_proxy::add_toxic(const toxic_spec& t) {
+int toxic_proxy::add_toxic(std::shared_ptr<toxic> t) {
   std::lock_guard lk(mu_);
-  auto x = std::make_shared<toxic>();
-  x->spec = t;
-  x->id = next_id_++;
-  auto next = std::make_shared<std::vector<std::shared_ptr<toxic>>>(*chain_);
-  next->push_back(x);
+  auto next = std::make_shared<std::vector<link>>(*chain_);
+  next->push_back({std::move(t), next_id_++});
   chain_ = next;
   version_.fetch_add(1, std::memory_order_release);
-  retired_.push_back(x);
-  return x->id;
+  return next->back().id;
 }
 
 void toxic_proxy::remove_toxic(int id) {
   std::lock_guard lk(mu_);
-  auto next = std::make_shared<std::vector<std::shared_ptr<toxic>>>();
-  for (const auto& t : *chain_)
-    if (t->id != id) next->push_back(t);
+  auto next = std::make_shared<std::vector<link>>();
+  for (const auto& l : *chain_)
+    if (l.id != id) next->push_back(l);
   chain_ = next;
   version_.fetch_add(1, std::memory_order_release);
 }
 
-std::shared_ptr<const std::vector<std::shared_ptr<toxic_proxy::toxic>>> toxic_proxy::chain() const {
+std::shared_ptr<const std::vector<toxic_proxy::link>> toxic_proxy::chain() const {
   std::lock_guard lk(mu_);
   return chain_;
 }
@@ -284,32 +183,10 @@ void toxic_proxy::refresh(pipe& p) const {
   }
 }
 
-std::vector<toxic_spec> toxic_proxy::active() const {
-  std::vector<toxic_spec> out;
-  for (const auto& t : *chain()) out.push_back(t->spec);
+std::vector<std::shared_ptr<const toxic>> toxic_proxy::active() const {
+  std::vector<std::shared_ptr<const toxic>> out;
+  for (const auto& l : *chain()) out.push_back(l.t);
   return out;
-}
-
-toxic_counters toxic_proxy::counters(int id) const {
-  std::lock_guard lk(mu_);
-  toxic_counters c;
-  for (const auto& t : retired_)
-    if (t->id == id) {
-      c.connections_affected = t->affected;
-      c.connections_spared = t->spared;
-      c.chunks = t->chunks;
-      c.bytes = t->bytes;
-      c.slices = t->slices;
-      c.closed = t->closed;
-      c.reset = t->reset;
-      c.dropped_bytes = t->dropped;
-      if (t->delayed_chunks) {
-        c.mean_added_delay_us = double(t->delay_sum_ns) / double(t->delayed_chunks) / 1e3;
-        c.mean_lateness_us = double(t->late_sum_ns) / double(t->delayed_chunks) / 1e3;
-      }
-      c.max_lateness_us = double(t->max_late_ns) / 1e3;
-    }
-  return c;
 }
 
 void toxic_proxy::adopt(stream_socket client) {
@@ -402,7 +279,7 @@ awaitable<void> toxic_proxy::read_side(std::shared_ptr<connection> c, pipe& p) {
       // Fast path: no toxic acts on this direction, so the reader forwards the data itself.
       refresh(p);
       bool any = false;
-      for (const auto& t : *p.toxics) any = any || (p.downstream ? t->spec.downstream : t->spec.upstream);
+      for (const auto& l : *p.toxics) any = any || l.t->acts_on(p.downstream);
       if (!any) {
         co_await asio::async_write(p.to, asio::buffer(p.buf.data(), n), asio::redirect_error(use_awaitable, ec));
         if (ec) {
@@ -427,8 +304,38 @@ awaitable<void> toxic_proxy::read_side(std::shared_ptr<connection> c, pipe& p) {
   }
 }
 
+// Which toxics act on the chunk, in chain order: those on this direction that affect the
+// connection (decided once per connection and toxic, by toxicity). A toxic that ends
+// connections starts its clock when the connection first meets it.
+std::vector<const toxic_proxy::link*> toxic_proxy::acting(const std::shared_ptr<connection>& c, pipe& p) {
+  std::vector<const link*> mine;
+  for (const link& l : *p.toxics) {
+    if (!l.t->acts_on(p.downstream)) continue;
+    auto [it, fresh] = c->affected.try_emplace(l.id, false);
+    if (fresh) {
+      it->second = std::uniform_real_distribution<double>(0.0, 1.0)(c->rng) < l.t->toxicity();
+      ++(it->second ? l.t->affected : l.t->spared);
+      if (auto end = it->second ? l.t->ends() : std::nullopt)
+        asio::co_spawn(*loop_, end_after(c, l, *end), asio::detached);
+    }
+    if (it->second) mine.push_back(&l);
+  }
+  return mine;
+}
+
+awaitable<void> toxic_proxy::end_after(std::shared_ptr<connection> c, link l, connection_end end) {
+  asio::steady_timer timer(*loop_);
+  timer.expires_after(std::chrono::nanoseconds(end.after_ns));
+  boost::system::error_code ec;
+  co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
+  bool still = false;
+  for (const auto& x : *chain()) still = still || x.id == l.id;
+  if (!still || c->closing) co_return;
+  l.t->on_end();
+  c->close(end.reset);
+}
+
 awaitable<void> toxic_proxy::write_side(std::shared_ptr<connection> c, pipe& p) {
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
   for (;;) {
     boost::system::error_code ec;
     while (p.queue.empty() && !c->closing) {
@@ -447,115 +354,68 @@ awaitable<void> toxic_proxy::write_side(std::shared_ptr<connection> c, pipe& p) 
     p.space.cancel();
 
     refresh(p);
-    const auto toxics = p.toxics;  // held: a toxic removed mid-chunk stays alive until the chunk is done
-    std::vector<toxic*> mine;     // the toxics that act on this chunk, in chain order
-    for (const auto& t : *toxics) {
-      if (!(p.downstream ? t->spec.downstream : t->spec.upstream)) continue;
-      auto [it, fresh] = c->affected.try_emplace(t->id, false);
-      if (fresh) {
-        it->second = unit(c->rng) < t->spec.toxicity;
-        ++(it->second ? t->affected : t->spared);
-        // Toxics that act on the connection itself start their clock when it first meets them.
-        if (it->second && (t->spec.type == "reset_peer" || (t->spec.type == "timeout" && t->spec.timeout_ns > 0))) {
-          asio::co_spawn(
-              *loop_,
-              [this, c, t = t]() -> awaitable<void> {
-                asio::steady_timer timer(*loop_);
-                timer.expires_after(std::chrono::nanoseconds(t->spec.timeout_ns));
-                boost::system::error_code e;
-                co_await timer.async_wait(asio::redirect_error(use_awaitable, e));
-                bool still = false;
-                for (const auto& x : *chain()) still = still || x->id == t->id;
-                if (!still || c->closing) co_return;
-                ++(t->spec.type == "reset_peer" ? t->reset : t->closed);
-                c->close(t->spec.type == "reset_peer");
-              },
-              asio::detached);
-        }
-      }
-      if (it->second) mine.push_back(t.get());
-    }
-
+    const auto held = p.toxics;  // a toxic removed mid-chunk stays alive until the chunk is done
+    const std::vector<const link*> mine = acting(c, p);
     if (ch.eof) {
-      for (toxic* t : mine)
-        if (t->spec.type == "slow_close") co_await wait_until(p.wait, ch.t_ns + t->spec.delay_ns);
+      for (const link* l : mine)
+        if (const int64_t d = l->t->close_delay_ns()) co_await wait_until(p.wait, ch.t_ns + d);
       if (c->closing) co_return;
       p.to.shutdown(tcp::socket::shutdown_send, ec);
       if (c->up.reader_done && c->down.reader_done && c->up.queue.empty() && c->down.queue.empty()) c->close(false);
       co_return;
     }
-
-    int64_t due = ch.t_ns;
-    bool drop = false, close_after = false;
-    toxic *bandwidth = nullptr, *slicer = nullptr;
-    for (toxic* t : mine) {
-      ++t->chunks;
-      t->bytes += ch.data.size();
-      const auto& s = t->spec;
-      if (s.type == "latency") {
-        const double j = s.jitter_ns ? (unit(c->rng) * 2 - 1) * double(s.jitter_ns) : 0.0;
-        due += std::max<int64_t>(0, s.latency_ns + int64_t(j));
-        co_await wait_until(p.wait, due);
-        if (c->closing) co_return;
-        const int64_t now = mono_ns();
-        t->delay_sum_ns += now - ch.t_ns;
-        ++t->delayed_chunks;
-        t->late_sum_ns += std::max<int64_t>(0, now - due);
-        if (now - due > t->max_late_ns) t->max_late_ns = now - due;
-      } else if (s.type == "timeout" || s.type == "reset_peer") {
-        drop = drop || s.type == "timeout";  // a reset_peer connection carries data until it is reset
-      } else if (s.type == "limit_data") {
-        if (p.passed + ch.data.size() >= s.bytes) {
-          ch.data.resize(size_t(s.bytes - std::min(s.bytes, p.passed)));
-          close_after = true;
-          ++t->closed;
-        }
-      } else if (s.type == "bandwidth") {
-        bandwidth = t;
-      } else if (s.type == "slicer") {
-        slicer = t;
-      }
-    }
-    if (drop) {
-      for (toxic* t : mine)
-        if (t->spec.type == "timeout") t->dropped += ch.data.size();
-      continue;
-    }
-
-    // Write: in slices (slicer), paced (bandwidth), or whole.
-    size_t off = 0;
-    while (off < ch.data.size()) {
-      size_t piece = ch.data.size() - off;
-      if (slicer) {
-        const double var = double(slicer->spec.size_variation);
-        const double size = double(slicer->spec.average_size) + (unit(c->rng) * 2 - 1) * var;
-        piece = std::min(piece, size_t(std::max(1.0, size)));
-      }
-      if (bandwidth) {
-        // Pieces worth at most 10 ms at the rate, so the flow is smooth, not bursty.
-        piece = std::min(piece, size_t(std::max(1.0, bandwidth->spec.rate / 100)));
-        // Like a link: a piece is through once its last byte would have crossed at the rate.
-        const int64_t start = std::max(std::max(mono_ns(), ch.t_ns), p.paced_until_ns);
-        p.paced_until_ns = start + int64_t(double(piece) / bandwidth->spec.rate * 1e9);
-        co_await wait_until(p.wait, p.paced_until_ns);
-      }
-      if (slicer) ++slicer->slices;
-      co_await asio::async_write(p.to, asio::buffer(ch.data.data() + off, piece),
-                                 asio::redirect_error(use_awaitable, ec));
-      if (ec || c->closing) {
-        c->close(false);
-        co_return;
-      }
-      off += piece;
-      p.passed += piece;
-      if (slicer && slicer->spec.delay_ns && off < ch.data.size())
-        co_await wait_until(p.wait, mono_ns() + slicer->spec.delay_ns);
-    }
-    if (close_after) {
-      c->close(false);
-      co_return;
-    }
+    if (!co_await pass(c, p, ch, mine)) co_return;
   }
+}
+
+// One chunk through the toxics in chain order: held (latency), cut or dropped (limit_data,
+// timeout), then written in pieces (slicer, bandwidth). False once the connection is over.
+awaitable<bool> toxic_proxy::pass(std::shared_ptr<connection> c, pipe& p, chunk& ch,
+                                  const std::vector<const link*>& mine) {
+  toxic_chunk tc{.arrived_ns = ch.t_ns, .due_ns = ch.t_ns, .size = ch.data.size()};
+  auto flow = [&](const link* l) { return toxic_flow{c->rng, p.passed, p.marks[l->id]}; };
+  for (const link* l : mine) {
+    ++l->t->chunks;
+    l->t->bytes += ch.data.size();
+    toxic_flow f = flow(l);
+    l->t->on_chunk(tc, f);
+    if (tc.due_ns > mono_ns()) {
+      co_await wait_until(p.wait, tc.due_ns);
+      if (c->closing) co_return false;
+    }
+    l->t->held(tc, mono_ns());
+  }
+  if (tc.drop) co_return true;
+
+  boost::system::error_code ec;
+  for (size_t off = 0; off < tc.size;) {
+    size_t piece = tc.size - off;
+    int64_t due = 0, pause = 0;
+    for (const link* l : mine) {
+      toxic_flow f = flow(l);
+      piece = std::min(piece, std::max<size_t>(1, l->t->piece_limit(f)));
+    }
+    for (const link* l : mine) {
+      toxic_flow f = flow(l);
+      due = std::max(due, l->t->piece_due_ns(piece, tc, f, mono_ns()));
+    }
+    if (due) co_await wait_until(p.wait, due);
+    co_await asio::async_write(p.to, asio::buffer(ch.data.data() + off, piece),
+                               asio::redirect_error(use_awaitable, ec));
+    if (ec || c->closing) {
+      c->close(false);
+      co_return false;
+    }
+    off += piece;
+    p.passed += piece;
+    for (const link* l : mine) pause = std::max(pause, l->t->piece_written(off < tc.size));
+    if (pause) co_await wait_until(p.wait, mono_ns() + pause);
+  }
+  if (tc.close_after) {
+    c->close(false);
+    co_return false;
+  }
+  co_return true;
 }
 
 }  // namespace rig

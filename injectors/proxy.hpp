@@ -9,40 +9,10 @@
 #include <vector>
 
 #include "core/asio.hpp"
-#include "core/options.hpp"
 #include "core/socket_policy.hpp"
+#include "injectors/toxics/toxic.hpp"
 
 namespace rig {
-
-// Toxiproxy's toxics, with its names and semantics.
-struct toxic_spec {
-  std::string name;  // the injector's name in the scenario
-  std::string type;  // latency | bandwidth | slicer | slow_close | timeout | reset_peer | limit_data
-  bool upstream = false, downstream = true;  // stream: client->target, target->client
-  double toxicity = 1.0;                     // fraction of connections affected
-  int64_t latency_ns = 0, jitter_ns = 0;
-  double rate = 0;                           // bytes/s (bandwidth)
-  uint64_t average_size = 0, size_variation = 0;  // slicer
-  int64_t delay_ns = 0;                           // slicer: between slices; slow_close: before closing
-  int64_t timeout_ns = 0;                         // timeout, reset_peer
-  uint64_t bytes = 0;                             // limit_data
-
-  static toxic_spec from(const std::string& name, const option_values& v);
-  std::string str() const;  // "latency 10ms ±1ms downstream, toxicity 1"
-};
-
-const option_table& proxy_options();
-void check_proxy(const option_values& v, const bind_context& ctx, diagnostics& diags);
-
-// What a toxic did, counted by the proxy itself: the measured side of verification.
-struct toxic_counters {
-  uint64_t connections_affected = 0, connections_spared = 0;
-  uint64_t chunks = 0, bytes = 0;
-  double mean_added_delay_us = 0;  // latency: achieved delay beyond arrival
-  double max_lateness_us = 0;      // latency: worst release after the intended time
-  double mean_lateness_us = 0;     // latency: mean release after the intended time (the proxy's own wake-up cost)
-  uint64_t slices = 0, closed = 0, reset = 0, dropped_bytes = 0;
-};
 
 // A TCP proxy on loopback between the workloads and the target. Toxics are added and
 // removed while connections stay open; each connection decides once per toxic whether
@@ -68,14 +38,15 @@ class toxic_proxy {
   // nodelay and sockbuf with where = "workload" act on them.
   socket_tunable* upstream_sockets() { return &upstream_sockets_; }
 
-  int add_toxic(const toxic_spec& t);
+  // Toxics act in chain order on the connections open now and to come; their counters are
+  // theirs to read (toxic::counters), before and after removal.
+  int add_toxic(std::shared_ptr<toxic> t);
   void remove_toxic(int id);
-  std::vector<toxic_spec> active() const;  // read back, in chain order
-  toxic_counters counters(int id) const;
+  std::vector<std::shared_ptr<const toxic>> active() const;  // read back, in chain order
   int connections() const { return connections_.load(); }
 
  private:
-  struct toxic;
+  struct link;  // a toxic in the chain
   struct chunk;
   struct connection;
   struct pipe;
@@ -84,7 +55,10 @@ class toxic_proxy {
   void adopt(stream_socket client);
   awaitable<void> read_side(std::shared_ptr<connection> c, pipe& p);
   awaitable<void> write_side(std::shared_ptr<connection> c, pipe& p);
-  std::shared_ptr<const std::vector<std::shared_ptr<toxic>>> chain() const;
+  std::vector<const link*> acting(const std::shared_ptr<connection>& c, pipe& p);
+  awaitable<void> end_after(std::shared_ptr<connection> c, link l, connection_end end);
+  awaitable<bool> pass(std::shared_ptr<connection> c, pipe& p, chunk& ch, const std::vector<const link*>& mine);
+  std::shared_ptr<const std::vector<link>> chain() const;
   void refresh(pipe& p) const;
 
   std::string upstream_host_, listen_host_;
@@ -102,8 +76,7 @@ class toxic_proxy {
   std::atomic<uint64_t> version_{0};  // bumped on every chain change
 
   mutable std::mutex mu_;
-  std::shared_ptr<const std::vector<std::shared_ptr<toxic>>> chain_;
-  std::vector<std::shared_ptr<toxic>> retired_;  // counters stay readable after removal
+  std::shared_ptr<const std::vector<link>> chain_;
   int next_id_ = 1;
 };
 

@@ -1,8 +1,8 @@
 #include "injectors/failpoint_injector.hpp"
 #include "injectors/file_faults.hpp"
 #include "injectors/injector.hpp"
-#include "injectors/proxy.hpp"
 #include "injectors/proxy_injector.hpp"
+#include "injectors/toxics/toxic.hpp"
 #include "injectors/qdisc_injectors.hpp"
 #include "injectors/resource_injectors.hpp"
 #include "injectors/signal_injectors.hpp"
@@ -66,7 +66,13 @@ const std::vector<injector_kind>& injector_kinds() {
        .summary = "Toxiproxy's toxics in rig's own TCP proxy between the workloads and the target",
        .options = &proxy_options,
        .make = &make_proxy_injector,
-       .check = &check_proxy},
+       .check = &check_proxy,
+       .needs = [](const option_values& v, const cgroup_layout&) {
+         const toxic_kind* t = find_toxic_kind(v.str("toxic"));
+         return injector_needs{.proxy = true,
+                               .proxy_over_tcp = t && t->needs_tcp ? "a " + std::string(t->name) + " toxic needs TCP" : ""};
+       },
+       .variants = &proxy_variants},
       {.name = "netem",
        .summary = "netem on the veth between the rig and a target in its own network namespace: delay, jitter, "
                   "loss, duplicate, reorder, corrupt, rate",

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <iostream>
 
+#include "core/bind.hpp"
 #include "core/host.hpp"
 #include "core/journal.hpp"
 #include "core/net.hpp"
@@ -12,6 +13,7 @@
 #include "core/signals.hpp"
 #include "injectors/injector.hpp"
 #include "injectors/proxy.hpp"
+#include "injectors/proxy_injector.hpp"
 #include "reports/html.hpp"
 #include "rig/controller.hpp"
 #include "rig/scenario.hpp"
@@ -47,7 +49,22 @@ void list_kinds(const char* title, const std::vector<Kind>& kinds, const char* n
   if (note) std::cout << note << "\n";
   for (const auto& k : kinds) {
     std::cout << fmt::format("  {} — {}\n", k.name, k.summary);
-    for (const auto& s : k.options()) std::cout << option_line(s);
+    const option_variants* variants = nullptr;
+    if constexpr (requires { k.variants; })
+      if (k.variants) variants = &k.variants();
+    // A variant's keys show under it, not among the kind's own.
+    auto in_variant = [&](std::string_view key) {
+      for (const auto& v : variants ? variants->cases : std::vector<option_variant>{})
+        for (const auto& o : *v.options)
+          if (o.name == key) return true;
+      return false;
+    };
+    for (const auto& s : k.options())
+      if (!in_variant(s.name)) std::cout << option_line(s);
+    for (const auto& v : variants ? variants->cases : std::vector<option_variant>{}) {
+      std::cout << fmt::format("    {} = \"{}\" — {}\n", variants->key, v.value, v.summary);
+      for (const auto& s : *v.options) std::cout << "  " << option_line(s);
+    }
   }
 }
 
@@ -78,7 +95,7 @@ int cmd_doctor() {
 }
 
 // "latency:latency=10ms,jitter=1ms,stream=downstream" -> a toxic, checked like a scenario's.
-std::optional<toxic_spec> parse_toxic_flag(const std::string& flag, int index, diagnostics& diags) {
+std::shared_ptr<toxic> parse_toxic_flag(const std::string& flag, int index, diagnostics& diags) {
   const auto colon = flag.find(':');
   std::vector<std::string> assignments = {"toxic=" + flag.substr(0, colon)};
   if (colon != std::string::npos) {
@@ -96,8 +113,8 @@ std::optional<toxic_spec> parse_toxic_flag(const std::string& flag, int index, d
   const size_t before = diags.size();
   const option_values v = bind_options(proxy_options(), t, ctx, diags, {});
   if (diags.size() == before) check_proxy(v, ctx, diags);
-  if (diags.size() != before) return std::nullopt;
-  return toxic_spec::from(fmt::format("toxic{}", index), v);
+  if (diags.size() != before) return nullptr;
+  return make_toxic(fmt::format("toxic{}", index), v);
 }
 
 int cmd_proxy(const std::string& listen, const std::string& upstream, const std::vector<std::string>& toxics,
@@ -116,9 +133,9 @@ int cmd_proxy(const std::string& listen, const std::string& upstream, const std:
   for (std::string* h : {&lhost, &uhost})
     if (*h == "localhost") *h = "127.0.0.1";
   diagnostics diags;
-  std::vector<toxic_spec> specs;
+  std::vector<std::shared_ptr<toxic>> specs;
   for (size_t i = 0; i < toxics.size(); ++i)
-    if (auto t = parse_toxic_flag(toxics[i], int(i + 1), diags)) specs.push_back(*t);
+    if (auto t = parse_toxic_flag(toxics[i], int(i + 1), diags)) specs.push_back(std::move(t));
   if (!diags.empty()) {
     std::cerr << diags.str() << "\n";
     return exit_usage;
@@ -131,18 +148,18 @@ int cmd_proxy(const std::string& listen, const std::string& upstream, const std:
     std::cerr << "rig proxy: " << e.what() << "\n";
     return exit_runtime;
   }
-  std::vector<int> ids;
-  for (const auto& t : specs) ids.push_back(proxy.add_toxic(t));
+  for (const auto& t : specs) proxy.add_toxic(t);
   std::cout << "listening " << lhost << ":" << proxy.port() << std::endl;
   std::cerr << "rig proxy: " << lhost << ":" << proxy.port() << " -> " << upstream;
-  for (const auto& t : specs) std::cerr << "\n  toxic: " << t.str();
+  for (const auto& t : specs) std::cerr << "\n  toxic: " << t->str();
   std::cerr << "\nCtrl-C stops it\n";
   wait_stop_signal();
   proxy.stop();
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const auto c = proxy.counters(ids[i]);
-    std::cerr << fmt::format("rig proxy: {}: {} connections affected, {} chunks, {} bytes\n", specs[i].str(),
-                             c.connections_affected, c.chunks, c.bytes);
+  for (const auto& t : specs) {
+    const auto c = t->counters();
+    std::cerr << fmt::format("rig proxy: {}: {} connections affected, {} chunks, {} bytes\n", t->str(),
+                             c["connections_affected"].get<uint64_t>(), c["chunks"].get<uint64_t>(),
+                             c["bytes"].get<uint64_t>());
   }
   return exit_ok;
 }

@@ -21,14 +21,11 @@ run_needs needs_of(const run_plan& p) {
     n.target_sockets = n.target_sockets || in.target_sockets;
     n.namespaces = n.namespaces || in.namespaces;
     n.preload = n.preload || in.preload;
+    n.proxy = n.proxy || in.proxy;
+    if (n.proxy_over_tcp.empty()) n.proxy_over_tcp = in.proxy_over_tcp;
   }
   for (const auto& w : p.workloads)
     for (const auto& c : w->cgroup_controllers()) n.controllers.insert(c);
-  for (const auto& i : p.sc.injectors)
-    if (i.kind == "proxy") {
-      n.proxy = true;
-      n.resets = n.resets || i.opts.str("toxic") == "reset_peer";
-    }
   return n;
 }
 

@@ -30,7 +30,7 @@ struct run_needs {
   bool failpoints = false;            // rig's failpoint channel in its environment
   bool namespaces = false;            // the run's veth between two namespaces
   bool proxy = false;                 // rig's toxic proxy between the workloads and the target
-  bool resets = false;                // a reset_peer toxic: the workloads reach the proxy over TCP
+  std::string proxy_over_tcp;         // why the workloads reach the proxy over TCP (a reset needs it), or empty
 };
 
 // The ways into the target, made before the host is touched (the probes read them through the

@@ -123,7 +123,7 @@ void run_wiring::start_workloads() {
   auto& tgt = *plan_.tgt;
   auto& workloads = plan_.workloads;
   toxic_proxy* proxy = plan_.reach.proxy.get();
-  const bool resets = plan_.needs.resets;
+  const bool proxy_over_tcp = !plan_.needs.proxy_over_tcp.empty();
   std::optional<size_t> host_of_proxy;
   if (proxy) {
     plan_.ctx.proxy = proxy;
@@ -144,12 +144,12 @@ void run_wiring::start_workloads() {
     env.clock_fd = rec_.clock_cell.fd();
     env.rig_exe = opts_.rig_exe;
     if (host_of_proxy == i)
-      env.host_on_loop = [proxy, &tgt, resets](asio::io_context& loop) {
+      env.host_on_loop = [proxy, &tgt, proxy_over_tcp](asio::io_context& loop) {
         proxy->start_on(loop, tgt.host(), tgt.port());
         // The hosting loop's connections reach the proxy through socket pairs (no TCP stack
-        // in between), except where a reset_peer toxic needs TCP to deliver a real reset.
+        // in between), except where a toxic needs TCP to deliver a real reset.
         hosted h{proxy->port(), nullptr};
-        if (!resets) h.connect_local = [proxy] { return proxy->connect_local(); };
+        if (!proxy_over_tcp) h.connect_local = [proxy] { return proxy->connect_local(); };
         return h;
       };
     workloads[i]->start(env);
@@ -157,10 +157,10 @@ void run_wiring::start_workloads() {
   }
   if (proxy) {
     rep_.target["proxy_port"] = proxy->port();
-    rep_.target["proxy_hop"] = host_of_proxy && !resets
+    rep_.target["proxy_hop"] = host_of_proxy && !proxy_over_tcp
                                    ? "unix socket pairs from workload " + sc.workloads[*host_of_proxy].name +
                                          "'s first thread, loopback TCP from any other"
-                                   : std::string("loopback TCP") + (resets ? " (a reset_peer toxic needs TCP)" : "");
+                                   : std::string("loopback TCP") + (proxy_over_tcp ? " (" + plan_.needs.proxy_over_tcp + ")" : "");
   }
 }
 

@@ -1,3 +1,4 @@
+#include "core/bind.hpp"
 #include "rig/scenario.hpp"
 
 #include <sys/stat.h>

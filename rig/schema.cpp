@@ -2,6 +2,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <string>
 
 #include "core/units.hpp"
@@ -82,6 +83,31 @@ json table_schema(const option_table& t, json extra_properties = json::object(),
   return s;
 }
 
+// Per variant (the proxy's toxic), if its key names it then only its own keys of the
+// variants' are allowed, and its required ones must be there.
+json variants_schema(const option_variants& vs, const option_table& all) {
+  json cases = json::array();
+  for (const auto& v : vs.cases) {
+    json props = json::object();
+    std::vector<std::string> required;
+    for (const auto& o : all) {
+      const bool own = std::any_of(v.options->begin(), v.options->end(), [&](const auto& x) { return x.name == o.name; });
+      const bool someones = std::any_of(vs.cases.begin(), vs.cases.end(), [&](const auto& c) {
+        return std::any_of(c.options->begin(), c.options->end(), [&](const auto& x) { return x.name == o.name; });
+      });
+      if (someones && !own) props[std::string(o.name)] = false;  // another variant's key
+    }
+    for (const auto& o : *v.options)
+      if (o.required) required.emplace_back(o.name);
+    json then = {{"properties", props}, {"description", std::string(v.summary)}};
+    if (!required.empty()) then["required"] = required;
+    cases.push_back({{"if", {{"properties", {{std::string(vs.key), {{"const", std::string(v.value)}}}}},
+                             {"required", {std::string(vs.key)}}}},
+                     {"then", std::move(then)}});
+  }
+  return cases;
+}
+
 // Per kind, if `kind` names it then the table is that kind's keys and nothing else: an
 // editor (and the test's validator) then names the very key that is wrong.
 template <class Kinds>
@@ -95,6 +121,8 @@ json kinds_schema(const Kinds& kinds, const char* what, const json& envelope = j
     json then = table_schema(k.options(), props, {"kind"});
     then["title"] = std::string(what) + " " + std::string(k.name);
     then["description"] = std::string(k.summary);
+    if constexpr (requires { k.variants; })
+      if (k.variants) then["allOf"] = variants_schema(k.variants(), k.options());
     cases.push_back({{"if", {{"properties", {{"kind", {{"const", std::string(k.name)}}}}}, {"required", {"kind"}}}},
                      {"then", std::move(then)}});
     names.emplace_back(k.name);

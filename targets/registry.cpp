@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/asio.hpp"
+#include "core/bind.hpp"
 #include "core/error.hpp"
 #include "core/net.hpp"
 #include "core/process.hpp"

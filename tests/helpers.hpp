@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bind.hpp"
 #include "core/fd.hpp"
 #include "core/options.hpp"
 #include "core/net.hpp"

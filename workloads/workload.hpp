@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/asio.hpp"
+#include "core/asio_fwd.hpp"
 #include "core/options.hpp"
 #include "core/socket_policy.hpp"
 #include "workloads/recorder.hpp"

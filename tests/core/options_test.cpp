@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "core/bind.hpp"
 #include "core/options.hpp"
 #include "injectors/injector.hpp"
 #include "targets/target.hpp"

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "../helpers.hpp"
+#include "core/bind.hpp"
 #include "core/cgroup.hpp"
 #include "core/clock.hpp"
 #include "injectors/socket_injectors.hpp"

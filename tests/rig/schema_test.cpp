@@ -1,6 +1,7 @@
 // `rig schema`: the JSON Schema editors use. Every scenario in scenarios/ must validate
 // against it, mistakes must not, and its unit patterns must agree with rig's own parsers.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -135,6 +136,10 @@ kind = "threads"
 probability = 2
 [injectors.y]
 kind = "teleport"
+[injectors.z]
+kind = "proxy"
+toxic = "latency"
+rate = "1MB/s"
 [[phases]]
 name = "p"
 duration = "1s"
@@ -146,6 +151,9 @@ inject = ["x"]
   CHECK(bad.find("workloads/rr/timeout: '5 parsecs' does not match") != std::string::npos);
   CHECK(bad.find("injectors/x/probability: 2 is greater than the maximum of 1") != std::string::npos);
   CHECK(bad.find("injectors/y/kind: 'teleport' is not one of") != std::string::npos);
+  // A toxic takes its own keys: another toxic's is refused, its required one asked for.
+  CHECK(bad.find("False schema does not allow '1MB/s'") != std::string::npos);
+  CHECK(bad.find("injectors/z: 'latency' is a required property") != std::string::npos);
 }
 
 TEST_CASE("docs/scenarios.md shows every key as rig list prints it, and its example validates") {

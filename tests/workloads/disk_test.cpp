@@ -1,6 +1,7 @@
 // The disk workload on a real file through io_uring: counts, error-free operation, the
 // asked rate in open loop, fsyncs, and its own file removed afterwards.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <thread>
 
 #include "../helpers.hpp"
+#include "core/bind.hpp"
 #include "phase_run.hpp"
 #include "core/clock.hpp"
 #include "workloads/disk.hpp"
