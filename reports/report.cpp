@@ -205,57 +205,17 @@ void csv_writer::row(const std::vector<std::string>& cells) {
   if (!out_) throw std::runtime_error("cannot write " + path_);
 }
 
-std::string terminal_summary(const run_report& r, bool color) {
-  const char* bold = color ? "\033[1m" : "";
-  const char* red = color ? "\033[31m" : "";
-  const char* green = color ? "\033[32m" : "";
-  const char* reset = color ? "\033[0m" : "";
+namespace {
+
+struct term_style {
+  const char *bold, *red, *green, *reset;
+};
+
+// Usage against caps, for phases whose target ran in a cgroup of the run's.
+std::string cgroup_lines(const run_report& r, size_t pw, const term_style& st) {
+  const char* bold = st.bold;
+  const char* reset = st.reset;
   std::string s;
-  size_t pw = 5, ww = 8;
-  for (const auto& p : r.phases) {
-    pw = std::max(pw, p.name.size());
-    for (const auto& w : p.workloads) ww = std::max(ww, w.name.size());
-  }
-  s += fmt::format("{}{:<{}}  {:<{}}  {:>10}  {:>9}  {:>9}  {:>9}  {:>7}  {:>7}  {:>8}  {:>8}{}\n", bold, "phase", pw,
-                   "workload", ww, "ops/s", "p50", "p99", "p99.9", "errors", "failed", "p50 ×", "p99 ×", reset);
-  // A percentile from fewer samples than it needs is marked, and the mark explained below.
-  bool marked = false;
-  auto cell = [&](const latency_summary& l, const char* k) -> std::string {
-    if (!l.count) return "-";
-    const double v = std::string(k) == "p50" ? l.p50 : std::string(k) == "p99" ? l.p99 : l.p999;
-    const auto low = l.low_confidence();
-    if (std::find(low.begin(), low.end(), k) == low.end()) return format_duration_us(v);
-    marked = true;
-    return format_duration_us(v) + "*";
-  };
-  for (const auto& p : r.phases) {
-    for (const auto& w : p.workloads) {
-      std::string p50x, p99x;
-      bool loud = false;  // magnified at least 2x: the row to look at
-      for (const auto& m : r.magnification)
-        if (m.phase == p.name && m.workload == w.name) {
-          p50x = format_ratio(m.p50_x);
-          p99x = format_ratio(m.p99_x);
-          loud = m.p50_x >= 2 || m.p99_x >= 2 || (std::isnan(m.p50_x) && w.error_total() > 0);
-        }
-      const std::string errs = format_count(double(w.error_total()));
-      const std::string share = std::isnan(w.errors_pct) ? "-" : fmt::format("{:.1f}%", w.errors_pct);
-      s += fmt::format("{:<{}}  {:<{}}  {:>10}  {:>9}  {:>9}  {:>9}  {}{:>7}  {:>7}{}  {}{:>8}  {:>8}{}{}\n", p.name, pw,
-                       w.name, ww, format_count(w.throughput_ops_s), cell(w.latency, "p50"), cell(w.latency, "p99"),
-                       cell(w.latency, "p999"), w.error_total() ? red : "", errs, share,
-                       w.error_total() ? reset : "", loud ? bold : "", p50x, p99x, loud ? reset : "",
-                       p.completed ? "" : "  (cut short)");
-    }
-  }
-  if (marked)
-    s += fmt::format("* from fewer replies than the percentile needs (p50 {}, p99 {}, p99.9 {}): low confidence\n",
-                     latency_summary::samples_for(50), format_count(double(latency_summary::samples_for(99))),
-                     format_count(double(latency_summary::samples_for(99.9))));
-  for (const auto& p : r.phases)
-    for (const auto& w : p.workloads)
-      if (!w.generator_warning.empty())
-        s += fmt::format("{}! {} {}: {}{}\n", red, p.name, w.name, w.generator_warning, reset);
-  // Usage against caps, for phases whose target ran in a cgroup of the run's.
   bool any_cgroup = false;
   for (const auto& p : r.phases) any_cgroup = any_cgroup || p.resources.contains("cgroup");
   if (any_cgroup) {
@@ -305,6 +265,16 @@ std::string terminal_summary(const run_report& r, bool color) {
                        cpu, thr, disk, per_cpu_s, growth, wait);
     }
   }
+  return s;
+}
+
+// What was injected and undone, what happened, what was checked.
+std::string injection_lines(const run_report& r, const term_style& st) {
+  const char* bold = st.bold;
+  const char* red = st.red;
+  const char* green = st.green;
+  const char* reset = st.reset;
+  std::string s;
   bool any_injection = false;
   for (const auto& p : r.phases) any_injection = any_injection || !p.injections.empty();
   if (any_injection) {
@@ -329,6 +299,60 @@ std::string terminal_summary(const run_report& r, bool color) {
       s += fmt::format("  {}{}{}  {}  (actual {})\n", e.ok ? green : red, e.ok ? "pass" : "FAIL", reset, e.expr,
                        e.actual);
   }
+  return s;
+}
+
+}  // namespace
+
+std::string terminal_summary(const run_report& r, bool color) {
+  const term_style st = color ? term_style{"\033[1m", "\033[31m", "\033[32m", "\033[0m"} : term_style{"", "", "", ""};
+  const char *bold = st.bold, *red = st.red, *reset = st.reset;
+  std::string s;
+  size_t pw = 5, ww = 8;
+  for (const auto& p : r.phases) {
+    pw = std::max(pw, p.name.size());
+    for (const auto& w : p.workloads) ww = std::max(ww, w.name.size());
+  }
+  s += fmt::format("{}{:<{}}  {:<{}}  {:>10}  {:>9}  {:>9}  {:>9}  {:>7}  {:>7}  {:>8}  {:>8}{}\n", bold, "phase", pw,
+                   "workload", ww, "ops/s", "p50", "p99", "p99.9", "errors", "failed", "p50 ×", "p99 ×", reset);
+  // A percentile from fewer samples than it needs is marked, and the mark explained below.
+  bool marked = false;
+  auto cell = [&](const latency_summary& l, const char* k) -> std::string {
+    if (!l.count) return "-";
+    const double v = std::string(k) == "p50" ? l.p50 : std::string(k) == "p99" ? l.p99 : l.p999;
+    const auto low = l.low_confidence();
+    if (std::find(low.begin(), low.end(), k) == low.end()) return format_duration_us(v);
+    marked = true;
+    return format_duration_us(v) + "*";
+  };
+  for (const auto& p : r.phases) {
+    for (const auto& w : p.workloads) {
+      std::string p50x, p99x;
+      bool loud = false;  // magnified at least 2x: the row to look at
+      for (const auto& m : r.magnification)
+        if (m.phase == p.name && m.workload == w.name) {
+          p50x = format_ratio(m.p50_x);
+          p99x = format_ratio(m.p99_x);
+          loud = m.p50_x >= 2 || m.p99_x >= 2 || (std::isnan(m.p50_x) && w.error_total() > 0);
+        }
+      const std::string errs = format_count(double(w.error_total()));
+      const std::string share = std::isnan(w.errors_pct) ? "-" : fmt::format("{:.1f}%", w.errors_pct);
+      s += fmt::format("{:<{}}  {:<{}}  {:>10}  {:>9}  {:>9}  {:>9}  {}{:>7}  {:>7}{}  {}{:>8}  {:>8}{}{}\n", p.name, pw,
+                       w.name, ww, format_count(w.throughput_ops_s), cell(w.latency, "p50"), cell(w.latency, "p99"),
+                       cell(w.latency, "p999"), w.error_total() ? red : "", errs, share,
+                       w.error_total() ? reset : "", loud ? bold : "", p50x, p99x, loud ? reset : "",
+                       p.completed ? "" : "  (cut short)");
+    }
+  }
+  if (marked)
+    s += fmt::format("* from fewer replies than the percentile needs (p50 {}, p99 {}, p99.9 {}): low confidence\n",
+                     latency_summary::samples_for(50), format_count(double(latency_summary::samples_for(99))),
+                     format_count(double(latency_summary::samples_for(99.9))));
+  for (const auto& p : r.phases)
+    for (const auto& w : p.workloads)
+      if (!w.generator_warning.empty())
+        s += fmt::format("{}! {} {}: {}{}\n", red, p.name, w.name, w.generator_warning, reset);
+  s += cgroup_lines(r, pw, st) + injection_lines(r, st);
   return s;
 }
 

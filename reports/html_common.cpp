@@ -1,0 +1,135 @@
+#include "reports/html_common.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "core/units.hpp"
+
+namespace rig::html {
+
+std::string esc(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      default: o += c;
+    }
+  return o;
+}
+
+// j[key] when it is there, else an empty value of the same shape: a reference that stays valid.
+const json& member(const json& j, const char* key, bool array) {
+  static const json empty_object = json::object(), empty_array = json::array();
+  if (j.is_object() && j.contains(key)) return j[key];
+  return array ? empty_array : empty_object;
+}
+
+double num(const json& j, const char* key, double otherwise) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return otherwise;
+  return j[key].get<double>();
+}
+
+std::string cell_latency(const json& lat, const char* k) {
+  const double v = num(lat, k);
+  if (std::isnan(v) || num(lat, "count", 0) == 0) return "–";
+  const json& low = member(lat, "low_confidence", true);
+  if (low.is_array() && std::find(low.begin(), low.end(), k) != low.end())
+    return fmt::format("{}<span class=\"low\" title=\"from {} replies: too few for this percentile, low "
+                       "confidence\">*</span>",
+                       format_duration_us(v), format_count(num(lat, "count", 0)));
+  return format_duration_us(v);
+}
+
+std::string errors_text(const json& errors) {
+  std::string s;
+  uint64_t total = 0;
+  for (const auto& [k, v] : errors.items())
+    if (v.is_number() && v.get<uint64_t>() > 0) {
+      total += v.get<uint64_t>();
+      s += fmt::format("{}{} {}", s.empty() ? "" : ", ", format_count(v.get<double>()), k);
+    }
+  return total == 0 ? "0" : s;
+}
+
+std::string params_text(const json& p) {
+  std::string s;
+  if (!p.is_object()) return s;
+  for (const auto& [k, v] : p.items()) s += fmt::format("{}{} = {}", s.empty() ? "" : ", ", k, v.dump());
+  return s;
+}
+
+const char* const css = R"(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#111827;margin:24px auto;max-width:1240px;padding:0 16px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #e5e7eb;padding-bottom:4px}
+.sub{color:#4b5563;margin:0 0 12px}.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-weight:600;font-size:12px}
+.ok{background:#dcfce7;color:#166534}.bad{background:#fee2e2;color:#991b1b}.warn{background:#fef3c7;color:#92400e}
+table{border-collapse:collapse;margin:6px 0 10px;font-size:13px}th,td{border-bottom:1px solid #e5e7eb;padding:4px 10px;text-align:left;vertical-align:top}
+th{background:#f9fafb;font-weight:600}td.n{text-align:right;font-variant-numeric:tabular-nums}
+dl.facts{display:grid;grid-template-columns:max-content auto;gap:2px 14px;margin:6px 0}dl.facts dt{color:#6b7280}dl.facts dd{margin:0}
+figure.chart{margin:10px 0 18px}figure.chart figcaption{font-weight:600;margin-bottom:2px}
+svg{max-width:100%;height:auto;font-size:11px}svg .frame{fill:none;stroke:#9ca3af}svg .grid{stroke:#eef0f3}
+svg .phase{fill:#ffffff}svg .phase.odd{fill:#f3f4f6}svg .phase.injected{fill:#fff1db}
+svg .phase-label{fill:#374151;font-weight:600}svg .tick{fill:#4b5563}svg .tick.y{text-anchor:end}svg .tick.x{text-anchor:middle}
+svg .axis-label{fill:#374151;text-anchor:middle}svg .series polyline{fill:none;stroke-width:1.6}svg .legend-line{stroke-width:2}
+svg .legend{fill:#111827}svg .spread{stroke-width:1.2;stroke-dasharray:none}svg .marker{stroke:#b91c1c;stroke-width:1.5;stroke-dasharray:5 3}svg .marker-label{fill:#b91c1c;font-weight:600}svg .empty{fill:#9ca3af;text-anchor:middle}
+pre{background:#f9fafb;border:1px solid #e5e7eb;padding:10px;overflow:auto;font-size:12px}
+.small{color:#6b7280;font-size:12px}.low{color:#b45309;cursor:help}
+)";
+
+// The share of requests that failed, in percent (computed from the counts for reports that
+// predate errors_pct); NaN when the workload tried nothing there.
+double err_pct(const json* w) {
+  if (!w) return nan_v;
+  if (w->contains("errors_pct")) return num(*w, "errors_pct");
+  double n = 0;
+  for (const auto& [k, v] : member(*w, "errors").items())
+    if (v.is_number()) n += v.get<double>();
+  const double tried = n + num(*w, "ops", 0);
+  return tried > 0 ? 100 * n / tried : nan_v;
+}
+// B's error share rose by a percentage point or more: worth a flag beside any latency change.
+bool err_rise(const json* a, const json* b) {
+  const double x = err_pct(a), y = err_pct(b);
+  return !std::isnan(y) && y >= (std::isnan(x) ? 0 : x) + 1;
+}
+std::string pct_text(double v) { return std::isnan(v) ? "–" : fmt::format("{:.2f}%", v); }
+
+std::string lat_text(double v) { return std::isnan(v) ? "–" : format_duration_us(v); }
+std::string thr_text(double v) { return std::isnan(v) ? "–" : format_count(v); }
+
+json read_report(const directory& run_dir) {
+  const auto text = run_dir.read_file("report.json");
+  if (!text)
+    throw std::runtime_error("no report.json in " + run_dir.path() + " (is it a run directory written by `rig run`?)");
+  // rig writes report.json at most 8 levels deep; a hand-made one nested thousands deep must be
+  // refused here, not followed down until the stack runs out.
+  constexpr int max_depth = 64;
+  const auto depth_limit = [&](int depth, json::parse_event_t, json&) {
+    if (depth > max_depth)
+      throw std::runtime_error(fmt::format("nested more than {} levels deep (rig writes at most 8)", max_depth));
+    return true;
+  };
+  try {
+    return json::parse(*text, depth_limit);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(run_dir.path() + "/report.json: not a report rig can read: " + e.what());
+  }
+}
+
+directory open_run_dir(const std::string& run_dir) {
+  try {
+    return directory::open(run_dir);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("no report.json in " + run_dir + " (" + e.what() + ")");
+  }
+}
+
+json read_report(const std::string& run_dir) { return read_report(open_run_dir(run_dir)); }
+
+}  // namespace rig::html

@@ -1,0 +1,144 @@
+// `rig compare RUN_A RUN_B`: the terminal table and compare.html.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <tuple>
+
+#include "core/units.hpp"
+#include "reports/html.hpp"
+#include "reports/html_common.hpp"
+#include "reports/svg_chart.hpp"
+
+namespace rig {
+
+using namespace html;
+
+namespace {
+
+// One row of the comparison: a phase and workload present in both runs, or in one.
+struct compare_row {
+  std::string phase, workload;
+  const json* a = nullptr;  // the workload's figures in the phase, per run
+  const json* b = nullptr;
+};
+
+std::vector<compare_row> compare_rows(const json& a, const json& b) {
+  std::vector<compare_row> rows;
+  auto find = [](const json& r, const std::string& phase, const std::string& w) -> const json* {
+    for (const auto& p : member(r, "phases", true))
+      if (p.value("name", "") == phase && member(p, "workloads").contains(w)) return &p["workloads"][w];
+    return nullptr;
+  };
+  for (const json* r : {&a, &b})
+    for (const auto& p : member(*r, "phases", true))
+      for (const auto& [w, _] : member(p, "workloads").items()) {
+        const std::string ph = p.value("name", "");
+        bool seen = false;
+        for (const auto& row : rows) seen = seen || (row.phase == ph && row.workload == w);
+        if (!seen) rows.push_back({ph, w, find(a, ph, w), find(b, ph, w)});
+      }
+  return rows;
+}
+
+double lat(const json* w, const char* k) {
+  if (!w || num((*w)["latency_us"], "count", 0) == 0) return nan_v;
+  return num((*w)["latency_us"], k);
+}
+double thr(const json* w) { return w ? num(*w, "throughput_ops_s") : nan_v; }
+std::string ratio(double a, double b) {
+  if (std::isnan(a) || std::isnan(b) || a <= 0) return "–";
+  return fmt::format("{:.2f}×", b / a);
+}
+
+}  // namespace
+
+std::string compare_runs(const std::string& dir_a, const std::string& dir_b, const std::string& html_path) {
+  const json a = read_report(dir_a), b = read_report(dir_b);
+  const auto rows = compare_rows(a, b);
+  // The terminal: one line per phase x workload, A then B then B/A.
+  size_t pw = 5, ww = 8;
+  for (const auto& r : rows) {
+    pw = std::max(pw, r.phase.size());
+    ww = std::max(ww, r.workload.size());
+  }
+  std::string t = fmt::format("A: {}\nB: {}\n\n", dir_a, dir_b);
+  t += fmt::format("{:<{}}  {:<{}}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>7} {:>9}\n", "phase", pw,
+                   "workload", ww, "ops/s A", "B", "B/A", "p50 A", "B", "B/A", "p99 A", "B", "B/A", "err% A", "B");
+  // Each row's cells, formatted once for both the terminal and compare.html.
+  struct cells {
+    std::string ops_a, ops_b, ops_x, p50_a, p50_b, p50_x, p99_a, p99_b, p99_x, p999_a, p999_b, err_a, err_b;
+  };
+  std::vector<cells> rc;
+  for (const auto& r : rows)
+    rc.push_back({thr_text(thr(r.a)), thr_text(thr(r.b)), ratio(thr(r.a), thr(r.b)), lat_text(lat(r.a, "p50")),
+                  lat_text(lat(r.b, "p50")), ratio(lat(r.a, "p50"), lat(r.b, "p50")), lat_text(lat(r.a, "p99")),
+                  lat_text(lat(r.b, "p99")), ratio(lat(r.a, "p99"), lat(r.b, "p99")), lat_text(lat(r.a, "p999")),
+                  lat_text(lat(r.b, "p999")), pct_text(err_pct(r.a)),
+                  pct_text(err_pct(r.b)) + (err_rise(r.a, r.b) ? " ▲" : "")});
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    const auto& c = rc[i];
+    t += fmt::format("{:<{}}  {:<{}}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>9} {:>9} {:>7}  {:>7} {:>9}{}{}\n", r.phase,
+                     pw, r.workload, ww, c.ops_a, c.ops_b, c.ops_x, c.p50_a, c.p50_b, c.p50_x, c.p99_a, c.p99_b, c.p99_x,
+                     c.err_a, c.err_b, !r.a ? "  (only in B)" : !r.b ? "  (only in A)" : "",
+                     err_rise(r.a, r.b) ? "  ← more requests fail in B" : "");
+  }
+  // compare.html: the same table, and A's and B's per-second latency on one time axis.
+  const timeseries_table ta = read_csv(dir_a + "/timeseries.csv"), tb = read_csv(dir_b + "/timeseries.csv");
+  const columns ca{ta}, cb{tb};
+  std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>rig compare</title><style>" +
+                  std::string(css) + "</style></head><body>\n<h1>rig compare</h1>\n<dl class=\"facts\">";
+  for (const auto& [label, dir, r] : {std::tuple{"A", dir_a, &a}, std::tuple{"B", dir_b, &b}})
+    o += fmt::format("<dt>{}</dt><dd>{} — {} <span class=\"badge {}\">{}</span></dd>", label, esc(dir),
+                     esc(r->contains("scenario") ? (*r)["scenario"].value("name", "") : ""),
+                     r->value("status", "") == "ok" ? "ok" : "bad", esc(r->value("status", "?")));
+  o += "</dl>\n<h2>Phases, B against A</h2><table><tr><th>phase</th><th>workload</th><th>ops/s A</th><th>ops/s B</th>"
+       "<th>B/A</th><th>p50 A</th><th>p50 B</th><th>B/A</th><th>p99 A</th><th>p99 B</th><th>B/A</th><th>p99.9 A</th>"
+       "<th>p99.9 B</th><th>failed A</th><th>failed B</th></tr>";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto& c = rc[i];
+    o += "<tr><td>" + esc(rows[i].phase) + "</td><td>" + esc(rows[i].workload) + "</td>";
+    for (const std::string* v : {&c.ops_a, &c.ops_b, &c.ops_x, &c.p50_a, &c.p50_b, &c.p50_x, &c.p99_a, &c.p99_b,
+                                 &c.p99_x, &c.p999_a, &c.p999_b, &c.err_a, &c.err_b})
+      o += "<td class=\"n\">" + *v + "</td>";
+    o += "</tr>";
+  }
+  o += "</table>\n<h2>Over time</h2>\n";
+  double x_max = 1;
+  for (const auto* x : {&ca, &cb})
+    for (double v : x->x())
+      if (!std::isnan(v)) x_max = std::max(x_max, v + 1);
+  std::vector<band> bands;  // A's phases
+  for (const auto& p : member(a, "phases", true))
+    bands.push_back({num(p, "start_s", 0), num(p, "end_s", 0), "A: " + p.value("name", ""),
+                     !p.value("injections", json::array()).empty()});
+  std::vector<std::string> workloads;
+  for (const json* r : {&a, &b})
+    for (const auto& [w, _] : member(*r, "workloads").items())
+      if (std::find(workloads.begin(), workloads.end(), w) == workloads.end()) workloads.push_back(w);
+  chart lat_chart{"latency", "p99 per second, A (solid) and B (dashed), phases of A shaded", "latency", true, x_max, bands};
+  lat_chart.format_y = &fmt_latency;
+  chart thr_chart{"throughput", "Throughput per second, A (solid) and B (dashed)", "per second", false, x_max, bands};
+  for (size_t wi = 0; wi < workloads.size(); ++wi) {
+    const std::string& w = workloads[wi];
+    for (const auto& [label, cols, dash] : {std::tuple{"A", &ca, ""}, std::tuple{"B", &cb, "6 3"}}) {
+      if (cols->has(w + ".p99_us")) {
+        series s{std::string(label) + " " + w + " p99", palette[wi % 8], cols->x(), cols->get(w + ".p99_us"), dash};
+        s.peak = true;
+        lat_chart.lines.push_back(std::move(s));
+      }
+      if (cols->has(w + ".ops"))
+        thr_chart.lines.push_back({std::string(label) + " " + w + " ops/s", palette[wi % 8], cols->x(), cols->get(w + ".ops"), dash});
+    }
+  }
+  o += svg_chart(lat_chart) + svg_chart(thr_chart);
+  o += "<p class=\"small\">Ratios are B/A: below 1× B is faster (latency) or slower (throughput).</p></body></html>\n";
+  std::ofstream out(html_path);
+  if (!out) throw std::runtime_error("cannot write " + html_path);
+  out << o;
+  return t + "\nB/A below 1×: B's latency is lower, or its throughput is. Charts: " + html_path + "\n";
+}
+
+}  // namespace rig
