@@ -8,8 +8,10 @@ namespace rig {
 
 // report.html: one self-contained file (inline SVG drawn here, inline CSS, no script, no
 // network) from what a run wrote: report.json, timeseries.csv and scenario.toml.
-std::string render_html(const nlohmann::json& report, const timeseries_table& timeseries,
+std::string render_html(const run_report& report, const timeseries_table& timeseries,
                         const std::string& scenario_text);
+std::string render_html(const nlohmann::json& report, const timeseries_table& timeseries,
+                        const std::string& scenario_text);  // report.json as written, read by report_from_json
 
 timeseries_table read_csv(const std::string& path);
 timeseries_table parse_csv(const std::string& text);
@@ -25,7 +27,8 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
 
 // sweep.html: the response curve of a sweep (sweep.json as rig/sweep.cpp writes it): each
 // level's median with its spread, the knee marked.
-std::string render_sweep_html(const nlohmann::json& sweep);
+struct sweep_summary;
+std::string render_sweep_html(const sweep_summary& sweep);
 
 // Charts never carry more points per series than this: a one-hour run stays a few hundred KiB.
 constexpr size_t html_max_points = 1200;

@@ -35,28 +35,6 @@ double num(const json& j, const char* key, double otherwise) {
   return j[key].get<double>();
 }
 
-std::string cell_latency(const json& lat, const char* k) {
-  const double v = num(lat, k);
-  if (std::isnan(v) || num(lat, "count", 0) == 0) return "–";
-  const json& low = member(lat, "low_confidence", true);
-  if (low.is_array() && std::find(low.begin(), low.end(), k) != low.end())
-    return fmt::format("{}<span class=\"low\" title=\"from {} replies: too few for this percentile, low "
-                       "confidence\">*</span>",
-                       format_duration_us(v), format_count(num(lat, "count", 0)));
-  return format_duration_us(v);
-}
-
-std::string errors_text(const json& errors) {
-  std::string s;
-  uint64_t total = 0;
-  for (const auto& [k, v] : errors.items())
-    if (v.is_number() && v.get<uint64_t>() > 0) {
-      total += v.get<uint64_t>();
-      s += fmt::format("{}{} {}", s.empty() ? "" : ", ", format_count(v.get<double>()), k);
-    }
-  return total == 0 ? "0" : s;
-}
-
 std::string params_text(const json& p) {
   std::string s;
   if (!p.is_object()) return s;
@@ -82,22 +60,6 @@ pre{background:#f9fafb;border:1px solid #e5e7eb;padding:10px;overflow:auto;font-
 .small{color:#6b7280;font-size:12px}.low{color:#b45309;cursor:help}
 )";
 
-// The share of requests that failed, in percent (computed from the counts for reports that
-// predate errors_pct); NaN when the workload tried nothing there.
-double err_pct(const json* w) {
-  if (!w) return nan_v;
-  if (w->contains("errors_pct")) return num(*w, "errors_pct");
-  double n = 0;
-  for (const auto& [k, v] : member(*w, "errors").items())
-    if (v.is_number()) n += v.get<double>();
-  const double tried = n + num(*w, "ops", 0);
-  return tried > 0 ? 100 * n / tried : nan_v;
-}
-// B's error share rose by a percentage point or more: worth a flag beside any latency change.
-bool err_rise(const json* a, const json* b) {
-  const double x = err_pct(a), y = err_pct(b);
-  return !std::isnan(y) && y >= (std::isnan(x) ? 0 : x) + 1;
-}
 std::string pct_text(double v) { return std::isnan(v) ? "–" : fmt::format("{:.2f}%", v); }
 
 std::string lat_text(double v) { return std::isnan(v) ? "–" : format_duration_us(v); }
@@ -131,5 +93,16 @@ directory open_run_dir(const std::string& run_dir) {
 }
 
 json read_report(const std::string& run_dir) { return read_report(open_run_dir(run_dir)); }
+
+run_report read_run_report(const directory& run_dir) {
+  const json j = read_report(run_dir);
+  try {
+    return report_from_json(j);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(run_dir.path() + "/report.json: not a report rig can read: " + e.what());
+  }
+}
+
+run_report read_run_report(const std::string& run_dir) { return read_run_report(open_run_dir(run_dir)); }
 
 }  // namespace rig::html

@@ -54,14 +54,7 @@ struct columns {
 
 extern const char* const css;
 
-std::string cell_latency(const json& lat, const char* k);
-std::string errors_text(const json& errors);
 std::string params_text(const json& p);
-// The share of requests that failed, in percent (computed from the counts for reports that
-// predate errors_pct); NaN when the workload tried nothing there.
-double err_pct(const json* w);
-// B's error share rose by a percentage point or more: worth a flag beside any latency change.
-bool err_rise(const json* a, const json* b);
 std::string pct_text(double v);
 std::string lat_text(double v);
 std::string thr_text(double v);
@@ -71,5 +64,8 @@ std::string thr_text(double v);
 json read_report(const directory& run_dir);
 json read_report(const std::string& run_dir);
 directory open_run_dir(const std::string& run_dir);
+// The same, typed (report_from_json), a key of the wrong type refused naming the file.
+run_report read_run_report(const directory& run_dir);
+run_report read_run_report(const std::string& run_dir);
 
 }  // namespace rig::html

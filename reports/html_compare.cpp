@@ -20,33 +20,40 @@ namespace {
 // One row of the comparison: a phase and workload present in both runs, or in one.
 struct compare_row {
   std::string phase, workload;
-  const json* a = nullptr;  // the workload's figures in the phase, per run
-  const json* b = nullptr;
+  const workload_phase_result* a = nullptr;  // the workload's figures in the phase, per run
+  const workload_phase_result* b = nullptr;
 };
 
-std::vector<compare_row> compare_rows(const json& a, const json& b) {
+const workload_phase_result* find_in(const run_report& r, const std::string& phase, const std::string& w) {
+  for (const auto& p : r.phases)
+    if (p.name == phase)
+      for (const auto& x : p.workloads)
+        if (x.name == w) return &x;
+  return nullptr;
+}
+
+std::vector<compare_row> compare_rows(const run_report& a, const run_report& b) {
   std::vector<compare_row> rows;
-  auto find = [](const json& r, const std::string& phase, const std::string& w) -> const json* {
-    for (const auto& p : member(r, "phases", true))
-      if (p.value("name", "") == phase && member(p, "workloads").contains(w)) return &p["workloads"][w];
-    return nullptr;
-  };
-  for (const json* r : {&a, &b})
-    for (const auto& p : member(*r, "phases", true))
-      for (const auto& [w, _] : member(p, "workloads").items()) {
-        const std::string ph = p.value("name", "");
+  for (const run_report* r : {&a, &b})
+    for (const auto& p : r->phases)
+      for (const auto& w : p.workloads) {
         bool seen = false;
-        for (const auto& row : rows) seen = seen || (row.phase == ph && row.workload == w);
-        if (!seen) rows.push_back({ph, w, find(a, ph, w), find(b, ph, w)});
+        for (const auto& row : rows) seen = seen || (row.phase == p.name && row.workload == w.name);
+        if (!seen) rows.push_back({p.name, w.name, find_in(a, p.name, w.name), find_in(b, p.name, w.name)});
       }
   return rows;
 }
 
-double lat(const json* w, const char* k) {
-  if (!w || num((*w)["latency_us"], "count", 0) == 0) return nan_v;
-  return num((*w)["latency_us"], k);
+double lat(const workload_phase_result* w, double latency_summary::*k) {
+  return !w || w->latency.count == 0 ? nan_v : w->latency.*k;
 }
-double thr(const json* w) { return w ? num(*w, "throughput_ops_s") : nan_v; }
+double thr(const workload_phase_result* w) { return w ? w->throughput_ops_s : nan_v; }
+double err_pct(const workload_phase_result* w) { return w ? w->errors_pct : nan_v; }
+// B's error share rose by a percentage point or more: worth a flag beside any latency change.
+bool err_rise(const workload_phase_result* a, const workload_phase_result* b) {
+  const double x = err_pct(a), y = err_pct(b);
+  return !std::isnan(y) && y >= (std::isnan(x) ? 0 : x) + 1;
+}
 std::string ratio(double a, double b) {
   if (std::isnan(a) || std::isnan(b) || a <= 0) return "–";
   return fmt::format("{:.2f}×", b / a);
@@ -55,7 +62,7 @@ std::string ratio(double a, double b) {
 }  // namespace
 
 std::string compare_runs(const std::string& dir_a, const std::string& dir_b, const std::string& html_path) {
-  const json a = read_report(dir_a), b = read_report(dir_b);
+  const run_report a = read_run_report(dir_a), b = read_run_report(dir_b);
   const auto rows = compare_rows(a, b);
   // The terminal: one line per phase x workload, A then B then B/A.
   size_t pw = 5, ww = 8;
@@ -71,11 +78,12 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
     std::string ops_a, ops_b, ops_x, p50_a, p50_b, p50_x, p99_a, p99_b, p99_x, p999_a, p999_b, err_a, err_b;
   };
   std::vector<cells> rc;
+  constexpr auto p50 = &latency_summary::p50, p99 = &latency_summary::p99, p999 = &latency_summary::p999;
   for (const auto& r : rows)
-    rc.push_back({thr_text(thr(r.a)), thr_text(thr(r.b)), ratio(thr(r.a), thr(r.b)), lat_text(lat(r.a, "p50")),
-                  lat_text(lat(r.b, "p50")), ratio(lat(r.a, "p50"), lat(r.b, "p50")), lat_text(lat(r.a, "p99")),
-                  lat_text(lat(r.b, "p99")), ratio(lat(r.a, "p99"), lat(r.b, "p99")), lat_text(lat(r.a, "p999")),
-                  lat_text(lat(r.b, "p999")), pct_text(err_pct(r.a)),
+    rc.push_back({thr_text(thr(r.a)), thr_text(thr(r.b)), ratio(thr(r.a), thr(r.b)), lat_text(lat(r.a, p50)),
+                  lat_text(lat(r.b, p50)), ratio(lat(r.a, p50), lat(r.b, p50)), lat_text(lat(r.a, p99)),
+                  lat_text(lat(r.b, p99)), ratio(lat(r.a, p99), lat(r.b, p99)), lat_text(lat(r.a, p999)),
+                  lat_text(lat(r.b, p999)), pct_text(err_pct(r.a)),
                   pct_text(err_pct(r.b)) + (err_rise(r.a, r.b) ? " ▲" : "")});
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
@@ -92,8 +100,7 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
                   std::string(css) + "</style></head><body>\n<h1>rig compare</h1>\n<dl class=\"facts\">";
   for (const auto& [label, dir, r] : {std::tuple{"A", dir_a, &a}, std::tuple{"B", dir_b, &b}})
     o += fmt::format("<dt>{}</dt><dd>{} — {} <span class=\"badge {}\">{}</span></dd>", label, esc(dir),
-                     esc(r->contains("scenario") ? (*r)["scenario"].value("name", "") : ""),
-                     r->value("status", "") == "ok" ? "ok" : "bad", esc(r->value("status", "?")));
+                     esc(r->scenario_name), r->status == "ok" ? "ok" : "bad", esc(r->status));
   o += "</dl>\n<h2>Phases, B against A</h2><table><tr><th>phase</th><th>workload</th><th>ops/s A</th><th>ops/s B</th>"
        "<th>B/A</th><th>p50 A</th><th>p50 B</th><th>B/A</th><th>p99 A</th><th>p99 B</th><th>B/A</th><th>p99.9 A</th>"
        "<th>p99.9 B</th><th>failed A</th><th>failed B</th></tr>";
@@ -111,12 +118,10 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
     for (double v : x->x())
       if (!std::isnan(v)) x_max = std::max(x_max, v + 1);
   std::vector<band> bands;  // A's phases
-  for (const auto& p : member(a, "phases", true))
-    bands.push_back({num(p, "start_s", 0), num(p, "end_s", 0), "A: " + p.value("name", ""),
-                     !p.value("injections", json::array()).empty()});
+  for (const auto& p : a.phases) bands.push_back({p.start_s, p.end_s, "A: " + p.name, !p.injections.empty()});
   std::vector<std::string> workloads;
-  for (const json* r : {&a, &b})
-    for (const auto& [w, _] : member(*r, "workloads").items())
+  for (const run_report* r : {&a, &b})
+    for (const auto& [w, _] : r->workloads.items())
       if (std::find(workloads.begin(), workloads.end(), w) == workloads.end()) workloads.push_back(w);
   chart lat_chart{"latency", "p99 per second, A (solid) and B (dashed), phases of A shaded", "latency", true, x_max, bands};
   lat_chart.format_y = &fmt_latency;

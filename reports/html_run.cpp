@@ -10,6 +10,7 @@
 #include "core/units.hpp"
 #include "reports/html.hpp"
 #include "reports/html_common.hpp"
+#include "reports/phase_table.hpp"
 #include "reports/svg_chart.hpp"
 
 namespace rig {
@@ -39,98 +40,79 @@ timeseries_table parse_csv(const std::string& text) {
 namespace {
 
 // The page's head, the status and what failed.
-std::string page_head(const json& r) {
-  std::string o;
-  const std::string name = r.contains("scenario") ? r["scenario"].value("name", "") : "";
-  const std::string status = r.value("status", "?");
-  o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
+std::string page_head(const run_report& r) {
+  std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
   o += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
-  o += "<title>rig: " + esc(name) + "</title><style>" + std::string(css) + "</style></head><body>\n";
-  const bool ok = status == "ok";
-  o += fmt::format("<h1>{} <span class=\"badge {}\">{}</span></h1>\n", esc(name), ok ? "ok" : "bad", esc(status));
-  if (r.contains("scenario") && !r["scenario"].value("description", "").empty())
-    o += "<p class=\"sub\">" + esc(r["scenario"]["description"].get<std::string>()) + "</p>\n";
-  if (r.contains("failure")) o += "<p><span class=\"badge bad\">failure</span> " + esc(r["failure"].get<std::string>()) + "</p>\n";
+  o += "<title>rig: " + esc(r.scenario_name) + "</title><style>" + std::string(css) + "</style></head><body>\n";
+  o += fmt::format("<h1>{} <span class=\"badge {}\">{}</span></h1>\n", esc(r.scenario_name),
+                   r.status == "ok" ? "ok" : "bad", esc(r.status));
+  if (!r.description.empty()) o += "<p class=\"sub\">" + esc(r.description) + "</p>\n";
+  if (!r.failure.empty()) o += "<p><span class=\"badge bad\">failure</span> " + esc(r.failure) + "</p>\n";
   return o;
 }
 
 // What ran, where: enough for someone else to rerun it.
-std::string facts(const json& r, const std::vector<std::string>& workloads) {
-  std::string o;
-  o += "<dl class=\"facts\">";
+std::string facts(const run_report& r, const std::vector<std::string>& workloads) {
+  std::string o = "<dl class=\"facts\">";
   auto fact = [&](const std::string& k, const std::string& v) {
     if (!v.empty()) o += "<dt>" + esc(k) + "</dt><dd>" + esc(v) + "</dd>";
   };
-  fact("scenario file", r.contains("scenario") ? r["scenario"].value("file", "") : "");
-  fact("rig", r.value("rig_version", ""));
-  if (r.contains("host"))
-    for (const auto& [k, v] : r["host"].items()) fact("host " + k, v.is_string() ? v.get<std::string>() : v.dump());
-  if (r.contains("target")) {
-    fact("target", r["target"].value("kind", "") + (r["target"].contains("params") ? " — " + params_text(r["target"]["params"]) : ""));
-  }
+  fact("scenario file", r.scenario_file);
+  fact("rig", r.rig_version);
+  for (const auto& [k, v] : r.host.items()) fact("host " + k, v.is_string() ? v.get<std::string>() : v.dump());
+  if (!r.target.empty())
+    fact("target", r.target.value("kind", "") + (r.target.contains("params") ? " — " + params_text(r.target["params"]) : ""));
   for (const auto& w : workloads)
-    fact("workload " + w, r["workloads"][w].value("kind", "") + " — " + params_text(r["workloads"][w].value("params", json::object())));
-  o += "</dl>\n";
-  return o;
+    fact("workload " + w, r.workloads[w].value("kind", "") + " — " + params_text(r.workloads[w].value("params", json::object())));
+  return o + "</dl>\n";
 }
 
 // Expectations first: the verdict a campaign gates on.
-std::string expectations(const json& r) {
-  std::string o;
-  if (r.contains("expectations") && !r["expectations"].empty()) {
-    o += "<h2>Expectations</h2><table><tr><th></th><th>check</th><th>actual</th></tr>";
-    for (const auto& e : r["expectations"])
-      o += fmt::format("<tr><td><span class=\"badge {}\">{}</span></td><td><code>{}</code></td><td>{}</td></tr>",
-                       e.value("ok", false) ? "ok" : "bad", e.value("ok", false) ? "pass" : "FAIL",
-                       esc(e.value("expr", "")), esc(e.value("actual", "")));
-    o += "</table>\n";
-  }
-  return o;
+std::string expectations(const run_report& r) {
+  if (r.expectations.empty()) return "";
+  std::string o = "<h2>Expectations</h2><table><tr><th></th><th>check</th><th>actual</th></tr>";
+  for (const auto& e : r.expectations)
+    o += fmt::format("<tr><td><span class=\"badge {}\">{}</span></td><td><code>{}</code></td><td>{}</td></tr>",
+                     e.ok ? "ok" : "bad", e.ok ? "pass" : "FAIL", esc(e.expr), esc(e.actual));
+  return o + "</table>\n";
 }
 
-// The phases at a glance, each against the first.
-std::string phase_table(const json& r, const json& phases) {
-  std::string o;
-  o += "<h2>Phases</h2><table><tr><th>phase</th><th>workload</th><th>ops/s</th><th>p50</th><th>p99</th><th>p99.9</th>"
-       "<th>errors</th><th>failed</th><th>p50 ×</th><th>p99 ×</th><th>throughput ×</th></tr>";
-  for (const auto& p : phases) {
-    if (!p.contains("workloads")) continue;
-    for (const auto& [w, d] : p["workloads"].items()) {
-      std::string p50x, p99x, tx;
-      for (const auto& m : r.value("magnification", json::array()))
-        if (m.value("phase", "") == p.value("name", "") && m.value("workload", "") == w) {
-          p50x = format_ratio(num(m, "p50_x"));
-          p99x = format_ratio(num(m, "p99_x"));
-          tx = format_ratio(num(m, "throughput_x"), 2);
-        }
-      const json& lat = d.value("latency_us", json::object());
-      o += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                       "<td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                       "<td class=\"n\">{}</td></tr>",
-                       esc(p.value("name", "")), esc(w), format_count(num(d, "throughput_ops_s", 0)),
-                       cell_latency(lat, "p50"), cell_latency(lat, "p99"), cell_latency(lat, "p999"),
-                       esc(errors_text(d.value("errors", json::object()))), pct_text(err_pct(&d)), p50x, p99x, tx);
-      const auto& g = d.value("generator", json::object());
-      if (g.value("limited", false))
-        o += "<tr><td></td><td colspan=\"9\"><span class=\"badge warn\">generator</span> " + esc(g.value("warning", "")) +
-             "</td></tr>";
-    }
+std::string html_cell(const latency_cell& c, uint64_t count) {
+  if (c.text.empty()) return "–";
+  if (!c.low) return c.text;
+  return fmt::format("{}<span class=\"low\" title=\"from {} replies: too few for this percentile, low "
+                     "confidence\">*</span>",
+                     c.text, format_count(double(count)));
+}
+
+// The phases at a glance, each against the first: the rows the terminal shows.
+std::string phase_table(const run_report& r) {
+  std::string o = "<h2>Phases</h2><table><tr><th>phase</th><th>workload</th><th>ops/s</th><th>p50</th><th>p99</th>"
+                  "<th>p99.9</th><th>errors</th><th>failed</th><th>p50 ×</th><th>p99 ×</th><th>throughput ×</th></tr>";
+  for (const auto& row : phase_rows(r)) {
+    const auto& w = *row.workload;
+    o += fmt::format("<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                     "<td class=\"n\">{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
+                     "<td class=\"n\">{}</td></tr>",
+                     esc(row.phase->name), esc(w.name), row.throughput, html_cell(row.p50, w.latency.count),
+                     html_cell(row.p99, w.latency.count), html_cell(row.p999, w.latency.count), esc(row.errors_by_kind),
+                     row.failed.empty() ? "–" : row.failed, row.p50_x, row.p99_x, row.throughput_x);
+    if (!w.generator_warning.empty())
+      o += "<tr><td></td><td colspan=\"9\"><span class=\"badge warn\">generator</span> " + esc(w.generator_warning) +
+           "</td></tr>";
   }
-  o += "</table>\n";
-  return o;
+  return o + "</table>\n";
 }
 
 // Charts on one time axis, phases shaded and named.
-std::string charts(const json& phases, const columns& cols, const std::vector<std::string>& workloads) {
+std::string charts(const std::vector<phase_result>& phases, const columns& cols, const std::vector<std::string>& workloads) {
   std::string o;
   double x_max = 1;
-  for (const auto& p : phases) x_max = std::max(x_max, num(p, "end_s", 0));
+  for (const auto& p : phases) x_max = std::max(x_max, p.end_s);
   for (double x : cols.x())
     if (!std::isnan(x)) x_max = std::max(x_max, x + 1);
   std::vector<band> bands;
-  for (const auto& p : phases)
-    bands.push_back({num(p, "start_s", 0), num(p, "end_s", 0), p.value("name", ""),
-                     p.contains("injections") && !p["injections"].empty()});
+  for (const auto& p : phases) bands.push_back({p.start_s, p.end_s, p.name, !p.injections.empty()});
   const auto xs = cols.x();
   o += "<h2>Over time</h2>\n";
   {
@@ -200,41 +182,35 @@ std::string charts(const json& phases, const columns& cols, const std::vector<st
 }
 
 // Injections: what was asked, how, what was read back and what it did.
-std::string injections(const json& phases) {
-  std::string o;
+std::string injections(const std::vector<phase_result>& phases) {
   bool any_injection = false;
-  for (const auto& p : phases) any_injection = any_injection || !p.value("injections", json::array()).empty();
-  if (any_injection) {
-    o += "<h2>Injections</h2><table><tr><th>phase</th><th>injector</th><th>mechanism</th><th>params</th>"
-         "<th>verified (read back)</th><th>measured</th><th>reverted (read back)</th></tr>";
-    for (const auto& p : phases)
-      for (const auto& i : p.value("injections", json::array())) {
-        const json& m = i.value("measured", json::object());
-        o += fmt::format("<tr><td>{}</td><td>{} <span class=\"small\">({})</span></td><td>{}</td><td class=\"small\">{}</td>"
-                         "<td><span class=\"badge {}\">{}</span> {}</td><td>{}</td><td>{}</td></tr>",
-                         esc(p.value("name", "")), esc(i.value("name", "")), esc(i.value("kind", "")),
-                         esc(i.value("mechanism", "")), esc(params_text(i.value("params", json::object()))),
-                         i.value("verified", false) ? "ok" : "bad", i.value("verified", false) ? "✓" : "✗",
-                         esc(i.value("verification", "")),
-                         esc(m.contains("summary") && m["summary"].is_string() ? m["summary"].get<std::string>() : ""),
-                         !i.contains("reverted") || !i["reverted"].is_boolean()
-                             ? std::string("–")
-                             : fmt::format("<span class=\"badge {}\">{}</span> {}", i["reverted"].get<bool>() ? "ok" : "bad",
-                                           i["reverted"].get<bool>() ? "✓" : "✗", esc(i.value("revert", ""))));
-      }
-    o += "</table>\n";
-  }
-  return o;
+  for (const auto& p : phases) any_injection = any_injection || !p.injections.empty();
+  if (!any_injection) return "";
+  std::string o = "<h2>Injections</h2><table><tr><th>phase</th><th>injector</th><th>mechanism</th><th>params</th>"
+                  "<th>verified (read back)</th><th>measured</th><th>reverted (read back)</th></tr>";
+  for (const auto& p : phases)
+    for (const auto& i : p.injections) {
+      const json& m = i.measured;
+      o += fmt::format("<tr><td>{}</td><td>{} <span class=\"small\">({})</span></td><td>{}</td><td class=\"small\">{}</td>"
+                       "<td><span class=\"badge {}\">{}</span> {}</td><td>{}</td><td>{}</td></tr>",
+                       esc(p.name), esc(i.name), esc(i.kind), esc(i.mechanism), esc(params_text(i.params)),
+                       i.verified ? "ok" : "bad", i.verified ? "✓" : "✗", esc(i.verification),
+                       esc(m.contains("summary") && m["summary"].is_string() ? m["summary"].get<std::string>() : ""),
+                       !i.reverted ? std::string("–")
+                                   : fmt::format("<span class=\"badge {}\">{}</span> {}", *i.reverted ? "ok" : "bad",
+                                                 *i.reverted ? "✓" : "✗", esc(i.revert)));
+    }
+  return o + "</table>\n";
 }
 
 // Resources per phase, usage beside caps.
-std::string resources(const json& phases) {
+std::string resources(const std::vector<phase_result>& phases) {
   std::string o;
   o += "<h2>Resources by phase</h2><table><tr><th>phase</th><th>target CPU</th><th>RSS max</th><th>threads</th>"
        "<th>run-queue wait</th><th>live workers</th><th>queue max</th><th>cgroup memory (max / cap)</th>"
        "<th>cgroup CPUs (used / cap)</th><th>OOM kills</th><th>rig CPU</th></tr>";
   for (const auto& p : phases) {
-    const json& res = p.value("resources", json::object());
+    const json& res = p.resources;
     const json& t = res.value("target", json::object());
     const json& cg = res.value("cgroup", json::object());
     const json& self = res.value("rig", json::object());
@@ -259,7 +235,7 @@ std::string resources(const json& phases) {
         "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
         "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
         "<td class=\"n\">{}</td></tr>",
-        esc(p.value("name", "")), opt(num(t, "cpu_pct"), [](double v) { return fmt::format("{:.1f}%", v); }),
+        esc(p.name), opt(num(t, "cpu_pct"), [](double v) { return fmt::format("{:.1f}%", v); }),
         opt(num(t, "rss_max_bytes"), [](double v) { return format_bytes(v); }), threads,
         opt(num(t, "run_queue_wait_ms_per_s"), [](double v) { return fmt::format("{:.1f} ms/s", v); }), live,
         opt(num(t, "queue_depth_max"), [](double v) { return fmt::format("{:g}", v); }), memcg, cpucg,
@@ -272,31 +248,31 @@ std::string resources(const json& phases) {
 
 }  // namespace
 
-std::string render_html(const json& r, const timeseries_table& ts, const std::string& scenario_text) {
+std::string render_html(const run_report& r, const timeseries_table& ts, const std::string& scenario_text) {
   const columns cols{ts};
-  const json& phases = r.contains("phases") ? r["phases"] : json::array();
   std::vector<std::string> workloads;
-  if (r.contains("workloads"))
-    for (const auto& [w, _] : r["workloads"].items()) workloads.push_back(w);
-  std::string o = page_head(r) + facts(r, workloads) + expectations(r) + phase_table(r, phases);
-  o += charts(phases, cols, workloads) + injections(phases) + resources(phases);
-  if (r.contains("events") && !r["events"].empty()) {
+  for (const auto& [w, _] : r.workloads.items()) workloads.push_back(w);
+  std::string o = page_head(r) + facts(r, workloads) + expectations(r) + phase_table(r);
+  o += charts(r.phases, cols, workloads) + injections(r.phases) + resources(r.phases);
+  if (!r.events.empty()) {
     o += "<h2>Events</h2><table><tr><th>at</th><th>kind</th><th>detail</th></tr>";
-    for (const auto& e : r["events"])
-      o += fmt::format("<tr><td class=\"n\">{:.2f} s</td><td>{}</td><td>{}</td></tr>", num(e, "t_s", 0),
-                       esc(e.value("kind", "")), esc(e.value("detail", "")));
+    for (const auto& e : r.events)
+      o += fmt::format("<tr><td class=\"n\">{:.2f} s</td><td>{}</td><td>{}</td></tr>", e.t_s, esc(e.kind), esc(e.detail));
     o += "</table>\n";
   }
   if (!scenario_text.empty()) o += "<h2>Scenario as run</h2><pre>" + esc(scenario_text) + "</pre>\n";
-  o += "<p class=\"small\">Written by rig " + esc(r.value("rig_version", "")) +
+  o += "<p class=\"small\">Written by rig " + esc(r.rig_version) +
        ". The figures are in report.json and timeseries.csv beside this file; charts show at most " +
        std::to_string(html_max_points) + " points per series (a bucket's maximum for p99 and p99.9, its mean otherwise).</p>\n";
-  o += "</body></html>\n";
-  return o;
+  return o + "</body></html>\n";
+}
+
+std::string render_html(const json& r, const timeseries_table& ts, const std::string& scenario_text) {
+  return render_html(report_from_json(r), ts, scenario_text);
 }
 
 std::string write_html_report(const directory& run_dir) {
-  const json r = read_report(run_dir);
+  const run_report r = read_run_report(run_dir);
   run_dir.write_file("report.html", render_html(r, parse_csv(run_dir.read_file("timeseries.csv").value_or("")),
                                                 run_dir.read_file("scenario.toml").value_or("")));
   return run_dir.path() + "/report.html";

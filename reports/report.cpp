@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/units.hpp"
+#include "reports/phase_table.hpp"
 
 namespace rig {
 
@@ -76,14 +77,83 @@ nlohmann::json to_json(const latency_summary& s) {
   return j;
 }
 
-latency_summary latency_from_json(const nlohmann::json& j) {
+// Reads report.json's keys back. Strict (a phase rig spilled and reads again): a key that is
+// missing is an error. Tolerant (a report for the renderers, perhaps an older rig's or a
+// hand-made one): a missing key reads as empty or no figure. A value of the wrong type is an
+// error either way.
+struct json_reader {
+  bool strict = true;
+  const nlohmann::json& at(const nlohmann::json& j, const char* k) const {
+    static const nlohmann::json none;
+    if (strict) return j.at(k);
+    return j.is_object() && j.contains(k) ? j[k] : none;
+  }
+  template <class T>
+  T get(const nlohmann::json& j, const char* k, T otherwise = T{}) const {
+    const auto& v = at(j, k);
+    return v.is_null() ? otherwise : v.get<T>();
+  }
+  double figure(const nlohmann::json& j, const char* k, double none = NAN) const {  // null: no figure
+    const auto& v = at(j, k);
+    return v.is_number() ? v.get<double>() : none;
+  }
+};
+
+latency_summary latency_from_json(const nlohmann::json& j, const json_reader& rd) {
   latency_summary s;
-  s.count = j.at("count").get<uint64_t>();
+  s.count = rd.get<uint64_t>(j, "count");
   for (auto [k, f] : {std::pair{"min", &latency_summary::min}, {"mean", &latency_summary::mean},
                       {"p50", &latency_summary::p50}, {"p90", &latency_summary::p90}, {"p99", &latency_summary::p99},
                       {"p999", &latency_summary::p999}, {"max", &latency_summary::max}})
-    s.*f = j.at(k).is_number() ? j.at(k).get<double>() : 0.0;
+    s.*f = rd.figure(j, k, 0.0);
   return s;
+}
+
+phase_result read_phase(const nlohmann::json& j, const std::vector<std::string>& workload_order, const json_reader& rd) {
+  phase_result p;
+  p.name = rd.get<std::string>(j, "name");
+  p.start_s = rd.figure(j, "start_s", 0);
+  p.end_s = rd.figure(j, "end_s", 0);
+  p.start_wall = rd.figure(j, "start_wall_s", 0);
+  p.end_wall = rd.figure(j, "end_wall_s", 0);
+  p.completed = rd.get<bool>(j, "completed", !rd.strict);
+  for (const auto& i : rd.at(j, "injections")) {
+    injection_result r{rd.get<std::string>(i, "name"), rd.get<std::string>(i, "kind"), rd.get<std::string>(i, "mechanism"),
+                       rd.get<nlohmann::json>(i, "params", nlohmann::json::object()), rd.get<bool>(i, "verified"),
+                       rd.get<std::string>(i, "verification"),
+                       rd.get<nlohmann::json>(i, "measured", nlohmann::json::object())};
+    if (i.contains("reverted") && i["reverted"].is_boolean()) r.reverted = i["reverted"].get<bool>();
+    r.revert = i.value("revert", "");
+    p.injections.push_back(std::move(r));
+  }
+  const auto& wl = rd.at(j, "workloads");
+  for (const auto& name : workload_order) {
+    const auto& x = wl.at(name);
+    workload_phase_result w;
+    w.name = name;
+    w.ops = rd.get<uint64_t>(x, "ops");
+    w.errors = rd.get<std::map<std::string, uint64_t>>(x, "errors");
+    w.throughput_ops_s = rd.figure(x, "throughput_ops_s", rd.strict ? 0 : NAN);
+    w.latency = latency_from_json(rd.at(x, "latency_us"), rd);
+    w.service = latency_from_json(rd.at(x, "service_us"), rd);
+    w.send_lag = latency_from_json(rd.at(x, "send_lag_us"), rd);
+    w.error_latency = latency_from_json(rd.at(x, "error_latency_us"), rd);
+    w.rejected_latency = latency_from_json(rd.at(x, "rejected_latency_us"), rd);
+    w.all_latency = latency_from_json(rd.at(x, "all_latency_us"), rd);
+    w.errors_pct = rd.figure(x, "errors_pct");
+    if (std::isnan(w.errors_pct) && !rd.strict) {  // a report before errors_pct: from the counts
+      const double failed = double(w.error_total()), tried = failed + double(w.ops);
+      if (tried > 0) w.errors_pct = 100 * failed / tried;
+    }
+    const auto& g = rd.at(x, "generator");
+    w.late_sends = rd.get<uint64_t>(g, "late_sends");
+    w.generator_warning = rd.get<std::string>(g, "warning");
+    if (x.contains("status")) w.status = x.at("status").get<std::map<std::string, uint64_t>>();
+    if (x.contains("counts")) w.counts = x.at("counts").get<std::map<std::string, uint64_t>>();
+    p.workloads.push_back(std::move(w));
+  }
+  p.resources = rd.get<nlohmann::json>(j, "resources", nlohmann::json::object());
+  return p;
 }
 
 }  // namespace
@@ -126,44 +196,38 @@ nlohmann::json to_json(const phase_result& p) {
 }
 
 phase_result phase_from_json(const nlohmann::json& j, const std::vector<std::string>& workload_order) {
-  phase_result p;
-  p.name = j.at("name").get<std::string>();
-  p.start_s = j.at("start_s").get<double>();
-  p.end_s = j.at("end_s").get<double>();
-  p.start_wall = j.at("start_wall_s").get<double>();
-  p.end_wall = j.at("end_wall_s").get<double>();
-  p.completed = j.at("completed").get<bool>();
-  for (const auto& i : j.at("injections")) {
-    injection_result r{i.at("name").get<std::string>(), i.at("kind").get<std::string>(),
-                       i.at("mechanism").get<std::string>(), i.at("params"), i.at("verified").get<bool>(),
-                       i.at("verification").get<std::string>(), i.at("measured")};
-    if (i.contains("reverted") && i["reverted"].is_boolean()) r.reverted = i["reverted"].get<bool>();
-    r.revert = i.value("revert", "");
-    p.injections.push_back(std::move(r));
+  return read_phase(j, workload_order, json_reader{true});
+}
+
+run_report report_from_json(const nlohmann::json& j) {
+  const json_reader rd{false};
+  if (!j.is_object()) throw std::runtime_error("not a JSON object");
+  run_report r;
+  r.rig_version = rd.get<std::string>(j, "rig_version");
+  r.status = rd.get<std::string>(j, "status", "?");
+  const auto& sc = rd.at(j, "scenario");
+  r.scenario_name = rd.get<std::string>(sc, "name");
+  r.scenario_file = rd.get<std::string>(sc, "file");
+  r.description = rd.get<std::string>(sc, "description");
+  r.failure = rd.get<std::string>(j, "failure");
+  r.host = rd.get<nlohmann::json>(j, "host", nlohmann::json::object());
+  r.target = rd.get<nlohmann::json>(j, "target", nlohmann::json::object());
+  r.workloads = rd.get<nlohmann::json>(j, "workloads", nlohmann::json::object());
+  for (const auto& p : rd.at(j, "phases")) {
+    std::vector<std::string> order;  // the phase's own workloads, in report.json's (name) order
+    for (const auto& [w, _] : rd.at(p, "workloads").items()) order.push_back(w);
+    r.phases.push_back(read_phase(p, order, rd));
   }
-  const auto& wl = j.at("workloads");
-  for (const auto& name : workload_order) {
-    const auto& x = wl.at(name);
-    workload_phase_result w;
-    w.name = name;
-    w.ops = x.at("ops").get<uint64_t>();
-    w.errors = x.at("errors").get<std::map<std::string, uint64_t>>();
-    w.throughput_ops_s = x.at("throughput_ops_s").get<double>();
-    w.latency = latency_from_json(x.at("latency_us"));
-    w.service = latency_from_json(x.at("service_us"));
-    w.send_lag = latency_from_json(x.at("send_lag_us"));
-    w.error_latency = latency_from_json(x.at("error_latency_us"));
-    w.rejected_latency = latency_from_json(x.at("rejected_latency_us"));
-    w.all_latency = latency_from_json(x.at("all_latency_us"));
-    w.errors_pct = x.at("errors_pct").is_number() ? x.at("errors_pct").get<double>() : NAN;
-    w.late_sends = x.at("generator").at("late_sends").get<uint64_t>();
-    w.generator_warning = x.at("generator").at("warning").get<std::string>();
-    if (x.contains("status")) w.status = x.at("status").get<std::map<std::string, uint64_t>>();
-    if (x.contains("counts")) w.counts = x.at("counts").get<std::map<std::string, uint64_t>>();
-    p.workloads.push_back(std::move(w));
-  }
-  p.resources = j.at("resources");
-  return p;
+  for (const auto& m : rd.at(j, "magnification"))
+    r.magnification.push_back({rd.get<std::string>(m, "phase"), rd.get<std::string>(m, "baseline"),
+                               rd.get<std::string>(m, "workload"), rd.figure(m, "p50_x"), rd.figure(m, "p99_x"),
+                               rd.figure(m, "throughput_x")});
+  for (const auto& e : rd.at(j, "events"))
+    r.events.push_back({rd.figure(e, "t_s", 0), rd.get<std::string>(e, "kind"), rd.get<std::string>(e, "detail")});
+  for (const auto& e : rd.at(j, "expectations"))
+    r.expectations.push_back({rd.get<std::string>(e, "expr"), rd.get<bool>(e, "ok"), rd.get<std::string>(e, "actual")});
+  r.skipped_injectors = rd.get<nlohmann::json>(j, "skipped_injectors", nlohmann::json::array());
+  return r;
 }
 
 nlohmann::json to_json(const run_report& r) {
@@ -317,32 +381,19 @@ std::string terminal_summary(const run_report& r, bool color) {
                    "workload", ww, "ops/s", "p50", "p99", "p99.9", "errors", "failed", "p50 ×", "p99 ×", reset);
   // A percentile from fewer samples than it needs is marked, and the mark explained below.
   bool marked = false;
-  auto cell = [&](const latency_summary& l, const char* k) -> std::string {
-    if (!l.count) return "-";
-    const double v = std::string(k) == "p50" ? l.p50 : std::string(k) == "p99" ? l.p99 : l.p999;
-    const auto low = l.low_confidence();
-    if (std::find(low.begin(), low.end(), k) == low.end()) return format_duration_us(v);
-    marked = true;
-    return format_duration_us(v) + "*";
+  auto cell = [&](const latency_cell& c) -> std::string {
+    if (c.text.empty()) return "-";
+    marked = marked || c.low;
+    return c.low ? c.text + "*" : c.text;
   };
-  for (const auto& p : r.phases) {
-    for (const auto& w : p.workloads) {
-      std::string p50x, p99x;
-      bool loud = false;  // magnified at least 2x: the row to look at
-      for (const auto& m : r.magnification)
-        if (m.phase == p.name && m.workload == w.name) {
-          p50x = format_ratio(m.p50_x);
-          p99x = format_ratio(m.p99_x);
-          loud = m.p50_x >= 2 || m.p99_x >= 2 || (std::isnan(m.p50_x) && w.error_total() > 0);
-        }
-      const std::string errs = format_count(double(w.error_total()));
-      const std::string share = std::isnan(w.errors_pct) ? "-" : fmt::format("{:.1f}%", w.errors_pct);
-      s += fmt::format("{:<{}}  {:<{}}  {:>10}  {:>9}  {:>9}  {:>9}  {}{:>7}  {:>7}{}  {}{:>8}  {:>8}{}{}\n", p.name, pw,
-                       w.name, ww, format_count(w.throughput_ops_s), cell(w.latency, "p50"), cell(w.latency, "p99"),
-                       cell(w.latency, "p999"), w.error_total() ? red : "", errs, share,
-                       w.error_total() ? reset : "", loud ? bold : "", p50x, p99x, loud ? reset : "",
-                       p.completed ? "" : "  (cut short)");
-    }
+  for (const auto& row : phase_rows(r)) {
+    const auto& p = *row.phase;
+    const auto& w = *row.workload;
+    const bool failing = w.error_total() > 0;
+    s += fmt::format("{:<{}}  {:<{}}  {:>10}  {:>9}  {:>9}  {:>9}  {}{:>7}  {:>7}{}  {}{:>8}  {:>8}{}{}\n", p.name, pw,
+                     w.name, ww, row.throughput, cell(row.p50), cell(row.p99), cell(row.p999), failing ? red : "",
+                     row.errors, row.failed.empty() ? "-" : row.failed, failing ? reset : "", row.loud ? bold : "",
+                     row.p50_x, row.p99_x, row.loud ? reset : "", p.completed ? "" : "  (cut short)");
   }
   if (marked)
     s += fmt::format("* from fewer replies than the percentile needs (p50 {}, p99 {}, p99.9 {}): low confidence\n",

@@ -102,6 +102,10 @@ nlohmann::json to_json(const run_report& r);
 // One phase as report.json holds it, and back (its workloads in `workload_order`).
 nlohmann::json to_json(const phase_result& p);
 phase_result phase_from_json(const nlohmann::json& j, const std::vector<std::string>& workload_order);
+// report.json back into the typed report every renderer reads (report.html, rig compare): a key
+// the report lacks (an older rig's, a hand-made one) reads as empty or no figure (NaN); a value
+// of the wrong type throws.
+run_report report_from_json(const nlohmann::json& j);
 // A CSV written a row at a time and flushed, so a long run's timeseries goes to disk as the run
 // goes (and what a killed run wrote is there to read).
 class csv_writer {

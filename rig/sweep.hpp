@@ -5,6 +5,8 @@
 
 #include "rig/controller.hpp"
 #include "rig/scenario.hpp"
+#include "reports/report.hpp"
+#include "reports/sweep_report.hpp"
 
 namespace rig {
 
@@ -17,8 +19,8 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
 
 // The figures of the measured phase across the runs of each level: median, min, max; and
 // the knee (the first level where every run's p99 exceeds knee_factor x the first level's median).
-// reports[i] holds level i's runs' report.json.
-nlohmann::json summarize_sweep(const scenario& sc, const std::vector<std::string>& labels,
-                               const std::vector<std::vector<nlohmann::json>>& reports);
+// reports[i] holds level i's runs' reports (each with its run_dir).
+sweep_summary summarize_sweep(const scenario& sc, const std::vector<std::string>& labels,
+                              const std::vector<std::vector<run_report>>& reports);
 
 }  // namespace rig

@@ -1,0 +1,71 @@
+#include "reports/sweep_report.hpp"
+
+#include <algorithm>
+
+namespace rig {
+
+using nlohmann::json;
+
+spread_stat spread_stat::of(std::vector<double> v) {
+  std::erase_if(v, [](double x) { return std::isnan(x); });
+  spread_stat s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  s.n = v.size();
+  s.median = s.n % 2 ? v[s.n / 2] : (v[s.n / 2 - 1] + v[s.n / 2]) / 2;
+  s.min = v.front();
+  s.max = v.back();
+  return s;
+}
+
+spread_stat sweep_level::at(const std::string& workload, const std::string& metric) const {
+  const auto w = workloads.find(workload);
+  if (w == workloads.end()) return {};
+  const auto m = w->second.find(metric);
+  return m == w->second.end() ? spread_stat{} : m->second;
+}
+
+std::vector<std::string> sweep_summary::workload_names() const {
+  std::vector<std::string> out;
+  for (const auto& l : levels)
+    for (const auto& [w, _] : l.workloads)
+      if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+  return out;
+}
+
+namespace {
+
+json figure(double v) { return std::isnan(v) ? json() : json(v); }
+
+json to_json(const spread_stat& s) {
+  if (!s.n) return nullptr;
+  return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"n", s.n}};
+}
+
+}  // namespace
+
+json to_json(const sweep_summary& s) {
+  json levels = json::array();
+  for (const auto& l : s.levels) {
+    json w = json::object();
+    for (const auto& [name, metrics] : l.workloads)
+      for (const auto& [metric, st] : metrics) w[name][metric] = to_json(st);
+    levels.push_back({{"label", l.label},
+                      {"baseline", l.baseline},
+                      {"runs", l.runs},
+                      {"workloads", w},
+                      {"target", {{"cpu_pct", to_json(l.target_cpu_pct)}, {"rss_max_bytes", to_json(l.target_rss_max_bytes)}}},
+                      {"failed_runs", l.failed_runs}});
+  }
+  json knee = json::object();
+  for (const auto& [w, k] : s.knee)
+    knee[w] = {{"index", k.index},
+               {"level", k.level},
+               {"p99_us", figure(k.p99_us)},
+               {"lowest_p99_us", figure(k.lowest_p99_us)},
+               {"first_p99_us", k.first_p99_us}};
+  return {{"scenario", s.scenario}, {"param", s.param},   {"phase", s.phase}, {"repeats", s.repeats},
+          {"knee_factor", s.knee_factor}, {"levels", levels}, {"knee", knee}};
+}
+
+}  // namespace rig

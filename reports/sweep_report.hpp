@@ -1,0 +1,48 @@
+#pragma once
+// A sweep's summary (sweep.json), typed: what the sweep's terminal table and sweep.html read.
+#include <cmath>
+#include <cstddef>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace rig {
+
+// One figure across a level's runs; n = 0 where no run had it (null in sweep.json).
+struct spread_stat {
+  double median = NAN, min = NAN, max = NAN;
+  size_t n = 0;
+  static spread_stat of(std::vector<double> values);  // NaNs left out
+};
+
+struct sweep_level {
+  std::string label;
+  bool baseline = false;  // the level without the swept injector
+  std::vector<std::string> runs;  // each run's directory
+  int failed_runs = 0;
+  // workload -> metric (p50_us, p99_us, p999_us, throughput_ops_s, errors_per_s) -> across the runs
+  std::map<std::string, std::map<std::string, spread_stat>> workloads;
+  spread_stat target_cpu_pct, target_rss_max_bytes;
+  // A workload's metric here, or no figure.
+  spread_stat at(const std::string& workload, const std::string& metric) const;
+};
+
+struct sweep_knee {  // the first level where every run's p99 exceeds knee_factor x the first level's median
+  size_t index = 0;
+  std::string level;
+  double p99_us = NAN, lowest_p99_us = NAN, first_p99_us = NAN;
+};
+
+struct sweep_summary {
+  std::string scenario, param, phase;
+  int repeats = 1;
+  double knee_factor = 2;
+  std::vector<sweep_level> levels;
+  std::map<std::string, sweep_knee> knee;  // by workload; none where p99 stayed within the factor
+  std::vector<std::string> workload_names() const;  // every workload any level has, first seen first
+};
+
+nlohmann::json to_json(const sweep_summary& s);  // sweep.json
+
+}  // namespace rig
