@@ -55,126 +55,150 @@ static void downsample(series& s) {
   s.ys = std::move(ys);
 }
 
-std::string svg_chart(chart c) {
-  const double W = 1000, H = 280, L = 78, R = 170, T = 30, B = 40;
-  const double pw = W - L - R, ph = H - T - B;
-  double lo = INFINITY, hi = -INFINITY;
-  for (auto& s : c.lines) {
-    downsample(s);
-    for (double y : s.ys)
-      if (!std::isnan(y) && (!c.log_y || y > 0)) {
-        lo = std::min(lo, y);
-        hi = std::max(hi, y);
-      }
+namespace {
+
+// The plot's geometry: the SVG's size, the margins, the y range, and where a value lands.
+struct plot {
+  static constexpr double W = 1000, H = 280, L = 78, R = 170, T = 30, B = 40;
+  static constexpr double pw = W - L - R, ph = H - T - B;
+  const chart& c;
+  double y0 = 0, y1 = 1;
+  bool levels() const { return !c.x_labels.empty(); }
+  double X(double x) const {
+    if (levels()) return L + pw * (x + 0.5) / double(c.x_labels.size());
+    return L + pw * std::clamp(x / c.x_max, 0.0, 1.0);
   }
-  for (const auto& s : c.lines)  // the spread counts toward the range
-    for (const auto* v : {&s.lo, &s.hi})
+  double Y(double y) const {
+    const double f = c.log_y ? (std::log10(std::max(y, y0)) - std::log10(y0)) / (std::log10(y1) - std::log10(y0))
+                             : (y - y0) / (y1 - y0);
+    return T + ph * (1 - std::clamp(f, 0.0, 1.0));
+  }
+  bool shown(double y) const { return !std::isnan(y) && (!c.log_y || y > 0); }
+};
+
+// The values' range, the spread included; lo is infinite when there is none to draw.
+std::pair<double, double> value_range(const chart& c) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (const auto& s : c.lines)
+    for (const auto* v : {&s.ys, &s.lo, &s.hi})
       for (double y : *v)
         if (!std::isnan(y) && (!c.log_y || y > 0)) {
           lo = std::min(lo, y);
           hi = std::max(hi, y);
         }
-  std::string o = fmt::format(
-      "<figure class=\"chart\" id=\"{}\"><figcaption>{}</figcaption>"
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
-      "aria-label=\"{}\">",
-      esc(c.id), esc(c.title), W, H, W, H, esc(c.title));
-  if (!std::isfinite(lo)) {
-    o += fmt::format("<text x=\"{}\" y=\"{}\" class=\"empty\">no data recorded</text></svg></figure>", W / 2, H / 2);
-    return o;
-  }
-  double y0, y1;
-  if (c.log_y) {
-    y0 = std::pow(10, std::floor(std::log10(lo)));
-    y1 = std::pow(10, std::ceil(std::log10(hi)));
-    if (y1 <= y0) y1 = y0 * 10;
-  } else {
-    y0 = std::min(0.0, lo);
-    y1 = hi <= y0 ? y0 + 1 : hi * 1.08;
-  }
-  const bool levels = !c.x_labels.empty();
-  auto X = [&](double x) {
-    if (levels) return L + pw * (x + 0.5) / double(c.x_labels.size());
-    return L + pw * std::clamp(x / c.x_max, 0.0, 1.0);
-  };
-  auto Y = [&](double y) {
-    const double f = c.log_y ? (std::log10(std::max(y, y0)) - std::log10(y0)) / (std::log10(y1) - std::log10(y0))
-                             : (y - y0) / (y1 - y0);
-    return T + ph * (1 - std::clamp(f, 0.0, 1.0));
-  };
-  // Phases: shaded bands, injected ones tinted, named along the top.
-  for (size_t i = 0; i < c.bands.size(); ++i) {
-    const auto& b = c.bands[i];
+  return {lo, hi};
+}
+
+// Phases: shaded bands, injected ones tinted, named along the top.
+std::string bands(const plot& p) {
+  std::string o;
+  for (size_t i = 0; i < p.c.bands.size(); ++i) {
+    const auto& b = p.c.bands[i];
     o += fmt::format("<rect class=\"phase{}\" x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\"/>",
-                     b.injected ? " injected" : (i % 2 ? " odd" : ""), X(b.from), T, std::max(0.5, X(b.to) - X(b.from)), ph);
-    o += fmt::format("<text class=\"phase-label\" x=\"{:.1f}\" y=\"{}\">{}</text>", X(b.from) + 3, T - 8, esc(b.label));
+                     b.injected ? " injected" : (i % 2 ? " odd" : ""), p.X(b.from), plot::T,
+                     std::max(0.5, p.X(b.to) - p.X(b.from)), plot::ph);
+    o += fmt::format("<text class=\"phase-label\" x=\"{:.1f}\" y=\"{}\">{}</text>", p.X(b.from) + 3, plot::T - 8,
+                     esc(b.label));
   }
-  // Axes, grid and ticks with units.
+  return o;
+}
+
+// Axes, grid and ticks with units, the markers, the frame.
+std::string axes(const plot& p) {
+  const chart& c = p.c;
+  constexpr double L = plot::L, T = plot::T, pw = plot::pw, ph = plot::ph;
+  std::string o;
   const auto fy = c.format_y ? c.format_y : &fmt_plain;
+  auto y_tick = [&](double v) {
+    o += fmt::format("<line class=\"grid\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/><text class=\"tick y\" "
+                     "x=\"{}\" y=\"{:.1f}\">{}</text>",
+                     L, L + pw, p.Y(v), p.Y(v), L - 6, p.Y(v) + 4, esc(fy(v)));
+  };
   if (c.log_y) {
-    for (double v = y0; v <= y1 * 1.0001; v *= 10)
-      o += fmt::format("<line class=\"grid\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/><text class=\"tick y\" "
-                       "x=\"{}\" y=\"{:.1f}\">{}</text>",
-                       L, L + pw, Y(v), Y(v), L - 6, Y(v) + 4, esc(fy(v)));
+    for (double v = p.y0; v <= p.y1 * 1.0001; v *= 10) y_tick(v);
   } else {
-    const double step = nice_step(y1 - y0, 5);
-    for (double v = std::ceil(y0 / step) * step; v <= y1; v += step)
-      o += fmt::format("<line class=\"grid\" x1=\"{}\" x2=\"{}\" y1=\"{:.1f}\" y2=\"{:.1f}\"/><text class=\"tick y\" "
-                       "x=\"{}\" y=\"{:.1f}\">{}</text>",
-                       L, L + pw, Y(v), Y(v), L - 6, Y(v) + 4, esc(fy(v)));
+    const double step = nice_step(p.y1 - p.y0, 5);
+    for (double v = std::ceil(p.y0 / step) * step; v <= p.y1; v += step) y_tick(v);
   }
-  if (levels) {
+  if (p.levels()) {
     for (size_t i = 0; i < c.x_labels.size(); ++i)
-      o += fmt::format("<text class=\"tick x\" x=\"{:.1f}\" y=\"{}\">{}</text>", X(double(i)), T + ph + 16,
+      o += fmt::format("<text class=\"tick x\" x=\"{:.1f}\" y=\"{}\">{}</text>", p.X(double(i)), T + ph + 16,
                        esc(c.x_labels[i]));
   } else {
     const double xstep = nice_step(c.x_max, 10);
     for (double v = 0; v <= c.x_max + 1e-9; v += xstep)
-      o += fmt::format("<text class=\"tick x\" x=\"{:.1f}\" y=\"{}\">{:g}</text>", X(v), T + ph + 16, v);
+      o += fmt::format("<text class=\"tick x\" x=\"{:.1f}\" y=\"{}\">{:g}</text>", p.X(v), T + ph + 16, v);
   }
-  o += fmt::format("<text class=\"axis-label\" x=\"{}\" y=\"{}\">{}</text>", L + pw / 2, H - 4, esc(c.x_title));
+  o += fmt::format("<text class=\"axis-label\" x=\"{}\" y=\"{}\">{}</text>", L + pw / 2, plot::H - 4, esc(c.x_title));
   for (const auto& [x, label] : c.markers)
     o += fmt::format("<line class=\"marker\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\"/>"
                      "<text class=\"marker-label\" x=\"{3:.1f}\" y=\"{4}\">{5}</text>",
-                     X(x), T, T + ph, X(x) + 4, T + 14, esc(label));
+                     p.X(x), T, T + ph, p.X(x) + 4, T + 14, esc(label));
   o += fmt::format("<text class=\"axis-label\" transform=\"translate(14 {}) rotate(-90)\">{}{}</text>", T + ph / 2,
                    esc(c.y_unit), c.log_y ? " (log)" : "");
-  o += fmt::format("<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", L, T, pw, ph);
-  // The series: a polyline per unbroken run of values; the legend on the right.
-  for (size_t si = 0; si < c.lines.size(); ++si) {
-    const auto& s = c.lines[si];
-    size_t points = 0;
-    std::string body;
-    std::string run;
-    auto flush = [&] {
-      if (!run.empty()) body += "<polyline points=\"" + run + "\"/>";
-      run.clear();
-    };
-    for (size_t i = 0; i < s.xs.size(); ++i) {
-      if (std::isnan(s.ys[i]) || (c.log_y && s.ys[i] <= 0)) {
-        flush();
-        continue;
-      }
-      run += fmt::format("{}{:.1f},{:.1f}", run.empty() ? "" : " ", X(s.xs[i]), Y(s.ys[i]));
-      ++points;
+  return o + fmt::format("<rect class=\"frame\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>", L, T, pw, ph);
+}
+
+// One series: a polyline per unbroken run of values, its spread and level points; its legend
+// entry on the right.
+std::string series_svg(const plot& p, const series& s, size_t index) {
+  size_t points = 0;
+  std::string body, run;
+  auto flush = [&] {
+    if (!run.empty()) body += "<polyline points=\"" + run + "\"/>";
+    run.clear();
+  };
+  for (size_t i = 0; i < s.xs.size(); ++i) {
+    if (!p.shown(s.ys[i])) {
+      flush();
+      continue;
     }
-    flush();
-    for (size_t i = 0; i < s.lo.size() && i < s.hi.size() && i < s.xs.size(); ++i)  // spread: min to max
-      if (!std::isnan(s.lo[i]) && !std::isnan(s.hi[i]) && (!c.log_y || s.lo[i] > 0))
-        body += fmt::format("<line class=\"spread\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>",
-                            X(s.xs[i]), Y(s.lo[i]), Y(s.hi[i]));
-    if (levels)
-      for (size_t i = 0; i < s.xs.size(); ++i)
-        if (!std::isnan(s.ys[i]) && (!c.log_y || s.ys[i] > 0))
-          body += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>", X(s.xs[i]), Y(s.ys[i]), s.color);
-    o += fmt::format("<g class=\"series\" data-name=\"{}\" data-points=\"{}\" stroke=\"{}\"{}>{}</g>", esc(s.name),
-                     points, s.color, *s.dash ? fmt::format(" stroke-dasharray=\"{}\"", s.dash) : "", body);
-    const double ly = T + 8 + 18 * double(si);
-    o += fmt::format("<line class=\"legend-line\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"{}\"{}/>"
-                     "<text class=\"legend\" x=\"{}\" y=\"{}\">{}</text>",
-                     L + pw + 12, L + pw + 36, ly, ly, s.color,
-                     *s.dash ? fmt::format(" stroke-dasharray=\"{}\"", s.dash) : "", L + pw + 42, ly + 4, esc(s.name));
+    run += fmt::format("{}{:.1f},{:.1f}", run.empty() ? "" : " ", p.X(s.xs[i]), p.Y(s.ys[i]));
+    ++points;
   }
+  flush();
+  for (size_t i = 0; i < s.lo.size() && i < s.hi.size() && i < s.xs.size(); ++i)  // spread: min to max
+    if (!std::isnan(s.lo[i]) && !std::isnan(s.hi[i]) && (!p.c.log_y || s.lo[i] > 0))
+      body += fmt::format("<line class=\"spread\" x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\"/>",
+                          p.X(s.xs[i]), p.Y(s.lo[i]), p.Y(s.hi[i]));
+  if (p.levels())
+    for (size_t i = 0; i < s.xs.size(); ++i)
+      if (p.shown(s.ys[i]))
+        body += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>", p.X(s.xs[i]), p.Y(s.ys[i]),
+                            s.color);
+  const std::string dash = *s.dash ? fmt::format(" stroke-dasharray=\"{}\"", s.dash) : "";
+  std::string o = fmt::format("<g class=\"series\" data-name=\"{}\" data-points=\"{}\" stroke=\"{}\"{}>{}</g>",
+                              esc(s.name), points, s.color, dash, body);
+  const double ly = plot::T + 8 + 18 * double(index), lx = plot::L + plot::pw;
+  return o + fmt::format("<line class=\"legend-line\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" stroke=\"{}\"{}/>"
+                         "<text class=\"legend\" x=\"{}\" y=\"{}\">{}</text>",
+                         lx + 12, lx + 36, ly, ly, s.color, dash, lx + 42, ly + 4, esc(s.name));
+}
+
+}  // namespace
+
+std::string svg_chart(chart c) {
+  for (auto& s : c.lines) downsample(s);
+  const auto [lo, hi] = value_range(c);
+  std::string o = fmt::format(
+      "<figure class=\"chart\" id=\"{}\"><figcaption>{}</figcaption>"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
+      "aria-label=\"{}\">",
+      esc(c.id), esc(c.title), plot::W, plot::H, plot::W, plot::H, esc(c.title));
+  if (!std::isfinite(lo))
+    return o + fmt::format("<text x=\"{}\" y=\"{}\" class=\"empty\">no data recorded</text></svg></figure>",
+                           plot::W / 2, plot::H / 2);
+  plot p{c};
+  if (c.log_y) {
+    p.y0 = std::pow(10, std::floor(std::log10(lo)));
+    p.y1 = std::pow(10, std::ceil(std::log10(hi)));
+    if (p.y1 <= p.y0) p.y1 = p.y0 * 10;
+  } else {
+    p.y0 = std::min(0.0, lo);
+    p.y1 = hi <= p.y0 ? p.y0 + 1 : hi * 1.08;
+  }
+  o += bands(p) + axes(p);
+  for (size_t si = 0; si < c.lines.size(); ++si) o += series_svg(p, c.lines[si], si);
   return o + "</svg></figure>\n";
 }
 

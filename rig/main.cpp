@@ -247,6 +247,136 @@ int cmd_cleanup() {
 
 }  // namespace
 
+// Every command's arguments, as CLI11 fills them.
+struct cli_args {
+  std::string file, out_dir = "runs", control;
+  std::vector<std::string> sets;
+  int port = 0;
+  bool quiet = false, allow_remote = false, cleanup_first = false;
+  int progress_s = 5;
+  std::string what;
+  std::string listen = "127.0.0.1:0", upstream;
+  std::vector<std::string> toxic_flags;
+  std::string run_dir;
+  std::string run_a, run_b, compare_out = "compare.html";
+  std::string bind_addr = "127.0.0.1";
+};
+
+struct cli_commands {
+  CLI::App *run, *validate, *list, *proxy, *report, *compare, *schema, *doctor, *cleanup, *workload_helper, *target;
+};
+
+cli_commands define_commands(CLI::App& app, cli_args& a) {
+  cli_commands c{};
+  c.run = app.add_subcommand("run", "run a scenario and write its report under runs/");
+  c.run->add_option("file", a.file, "scenario file (TOML)")->required();
+  c.run->add_option("--set", a.sets, "override a scenario key, e.g. --set workloads.rr.rate=1000/s "
+                                     "or --set phases.nagle.duration=2s (repeatable)");
+  c.run->add_option("--out", a.out_dir, "directory the run directory is created in")->capture_default_str();
+  const char* remote_help = "allow an endpoint target (or proxy upstream) beyond loopback; by default rig sends "
+                            "traffic only to loopback and to the network namespaces it makes";
+  c.run->add_flag("--allow-remote", a.allow_remote, remote_help);
+  c.run->add_flag("--cleanup-first", a.cleanup_first,
+                    "undo what a killed rig left on this host first (as `rig cleanup`), when its journal proves that rig "
+                  "dead; without it such a run refuses with exit 5");
+  c.run->add_flag("-q,--quiet", a.quiet, "no progress or tables: only warnings, failed checks and the status line (for CI)");
+  c.run->add_option("--progress", a.progress_s, "seconds between progress lines when stdout is not a terminal")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+
+  c.validate = app.add_subcommand("validate", "check a scenario; print OK or every error");
+  c.validate->add_option("file", a.file, "scenario file (TOML)")->required();
+  c.validate->add_option("--set", a.sets, "override a scenario key (as for run)");
+  c.validate->add_flag("--allow-remote", a.allow_remote, remote_help);
+
+  c.list = app.add_subcommand("list", "list the scenario's sections and the target, workload and injector kinds, with their keys");
+  c.list->add_option("what", a.what, "scenario | targets | workloads | injectors (default: all)")
+      ->check(CLI::IsMember({"scenario", "targets", "workloads", "injectors"}));
+
+  c.proxy = app.add_subcommand("proxy", "run rig's toxic proxy on its own");
+  c.proxy->add_option("--listen", a.listen, "loopback host:port to listen on")->capture_default_str();
+  c.proxy->add_option("--upstream", a.upstream, "loopback host:port of the server")->required();
+  c.proxy->add_option("--toxic", a.toxic_flags,
+                        "a toxic, e.g. latency:latency=10ms,jitter=1ms,stream=downstream (repeat to chain)");
+  c.proxy->add_flag("--allow-remote", a.allow_remote, remote_help);
+
+  c.report = app.add_subcommand("report", "write RUN_DIR/report.html again from the run's report.json and timeseries.csv");
+  c.report->add_option("run_dir", a.run_dir, "a run directory (runs/<stamp>-<scenario>)")->required();
+
+  c.compare = app.add_subcommand("compare", "each phase of RUN_B beside RUN_A with ratios (before/after a fix)");
+  c.compare->add_option("run_a", a.run_a, "the run before (a run directory)")->required();
+  c.compare->add_option("run_b", a.run_b, "the run after")->required();
+  c.compare->add_option("--out", a.compare_out, "where to write the HTML comparison")->capture_default_str();
+
+  c.schema = app.add_subcommand("schema", "print a JSON Schema of the scenario language (for TOML editors)");
+
+  c.doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
+  c.cleanup = app.add_subcommand("cleanup", "undo what a killed rig left on the host (cgroups, processes, namespaces, files), from its journal");
+
+  // Hidden: a workload's helper process in the target's cgroup (workloads/helper.hpp).
+  c.workload_helper = app.add_subcommand("__workload", "")->group("");
+
+  c.target = app.add_subcommand("target", "run the built-in target on its own");
+  c.target->add_option("--bind", a.bind_addr, "address to listen on")->capture_default_str();
+  c.target->add_option("--port", a.port, "TCP port (0 picks a free one)")->capture_default_str();
+  c.target->add_option("--set", a.sets, "a built-in target key, e.g. --set reply_writes=2 (see rig list targets)");
+  c.target->add_option("--control", a.control, "unix socket for the control channel ('@name': abstract)");
+
+  return c;
+}
+
+// The command given, run; its exit code.
+int dispatch(const cli_commands& c, const cli_args& a) {
+  try {
+    if (*c.workload_helper) return run_workload_helper();
+    if (*c.run) return cmd_run(a.file, a.sets, a.out_dir, a.quiet, a.progress_s, a.allow_remote, a.cleanup_first);
+    if (*c.validate) return cmd_validate(a.file, a.sets, a.allow_remote);
+    if (*c.target) return cmd_target(a.bind_addr, a.port, a.control, a.sets);
+    if (*c.schema) {
+      std::cout << scenario_schema().dump(2) << "\n";
+      return exit_ok;
+    }
+    if (*c.doctor) return cmd_doctor();
+    if (*c.compare) {
+      try {
+        std::cout << compare_runs(a.run_a, a.run_b, a.compare_out);
+      } catch (const std::exception& e) {
+        std::cerr << "rig compare: " << e.what() << "\n";
+        return exit_usage;
+      }
+      return exit_ok;
+    }
+    if (*c.report) {
+      try {
+        std::cout << write_html_report(a.run_dir) << "\n";
+      } catch (const std::exception& e) {
+        std::cerr << "rig report: " << e.what() << "\n";
+        return exit_usage;
+      }
+      return exit_ok;
+    }
+    if (*c.cleanup) return cmd_cleanup();
+    if (*c.proxy) return cmd_proxy(a.listen, a.upstream, a.toxic_flags, a.allow_remote);
+    if (*c.list) {
+      if (a.what.empty() || a.what == "scenario") list_sections();
+      if (a.what.empty() || a.what == "targets") list_kinds("targets", target_kinds());
+      if (a.what.empty() || a.what == "workloads") list_kinds("workloads", workload_kinds());
+      if (a.what.empty() || a.what == "injectors")
+        list_kinds("injectors", injector_kinds(),
+                   "(every injector also takes may_be_unverified = true: an injection of it that is not verified in "
+                   "the target then does not fail the run; by default it does, exit 1, status unverified)");
+      return exit_ok;
+    }
+  } catch (const input_error& e) {
+    std::cerr << e.what() << "\n";
+    return exit_usage;
+  } catch (const std::exception& e) {
+    std::cerr << "rig: " << e.what() << "\n";
+    return exit_runtime;
+  }
+  return exit_usage;
+}
+
 int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   raise_fd_limit();  // for thousands of connections; what rig starts gets the limit rig was given
@@ -255,73 +385,8 @@ int main(int argc, char** argv) {
                "and reports latency and resources phase by phase."};
   app.require_subcommand(1);
   app.set_version_flag("--version", RIG_VERSION);
-
-  std::string file, out_dir = "runs", control;
-  std::vector<std::string> sets;
-  int port = 0;
-
-  auto* run = app.add_subcommand("run", "run a scenario and write its report under runs/");
-  run->add_option("file", file, "scenario file (TOML)")->required();
-  run->add_option("--set", sets, "override a scenario key, e.g. --set workloads.rr.rate=1000/s "
-                                 "or --set phases.nagle.duration=2s (repeatable)");
-  run->add_option("--out", out_dir, "directory the run directory is created in")->capture_default_str();
-  bool quiet = false, allow_remote = false, cleanup_first = false;
-  const char* remote_help = "allow an endpoint target (or proxy upstream) beyond loopback; by default rig sends "
-                            "traffic only to loopback and to the network namespaces it makes";
-  run->add_flag("--allow-remote", allow_remote, remote_help);
-  run->add_flag("--cleanup-first", cleanup_first,
-                "undo what a killed rig left on this host first (as `rig cleanup`), when its journal proves that rig "
-                "dead; without it such a run refuses with exit 5");
-  run->add_flag("-q,--quiet", quiet, "no progress or tables: only warnings, failed checks and the status line (for CI)");
-  int progress_s = 5;
-  run->add_option("--progress", progress_s, "seconds between progress lines when stdout is not a terminal")
-      ->check(CLI::Range(1, 3600))
-      ->capture_default_str();
-
-  auto* validate = app.add_subcommand("validate", "check a scenario; print OK or every error");
-  validate->add_option("file", file, "scenario file (TOML)")->required();
-  validate->add_option("--set", sets, "override a scenario key (as for run)");
-  validate->add_flag("--allow-remote", allow_remote, remote_help);
-
-  std::string what;
-  auto* list = app.add_subcommand("list", "list the scenario's sections and the target, workload and injector kinds, with their keys");
-  list->add_option("what", what, "scenario | targets | workloads | injectors (default: all)")
-      ->check(CLI::IsMember({"scenario", "targets", "workloads", "injectors"}));
-
-  std::string listen = "127.0.0.1:0", upstream;
-  std::vector<std::string> toxic_flags;
-  auto* proxy_cmd = app.add_subcommand("proxy", "run rig's toxic proxy on its own");
-  proxy_cmd->add_option("--listen", listen, "loopback host:port to listen on")->capture_default_str();
-  proxy_cmd->add_option("--upstream", upstream, "loopback host:port of the server")->required();
-  proxy_cmd->add_option("--toxic", toxic_flags,
-                        "a toxic, e.g. latency:latency=10ms,jitter=1ms,stream=downstream (repeat to chain)");
-  proxy_cmd->add_flag("--allow-remote", allow_remote, remote_help);
-
-  std::string run_dir;
-  auto* report_cmd = app.add_subcommand("report", "write RUN_DIR/report.html again from the run's report.json and timeseries.csv");
-  report_cmd->add_option("run_dir", run_dir, "a run directory (runs/<stamp>-<scenario>)")->required();
-
-  std::string run_a, run_b, compare_out = "compare.html";
-  auto* compare_cmd = app.add_subcommand("compare", "each phase of RUN_B beside RUN_A with ratios (before/after a fix)");
-  compare_cmd->add_option("run_a", run_a, "the run before (a run directory)")->required();
-  compare_cmd->add_option("run_b", run_b, "the run after")->required();
-  compare_cmd->add_option("--out", compare_out, "where to write the HTML comparison")->capture_default_str();
-
-  auto* schema_cmd = app.add_subcommand("schema", "print a JSON Schema of the scenario language (for TOML editors)");
-
-  auto* doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
-  auto* cleanup = app.add_subcommand("cleanup", "undo what a killed rig left on the host (cgroups, processes, namespaces, files), from its journal");
-
-  // Hidden: a workload's helper process in the target's cgroup (workloads/helper.hpp).
-  auto* workload_helper = app.add_subcommand("__workload", "")->group("");
-
-  auto* target = app.add_subcommand("target", "run the built-in target on its own");
-  std::string bind_addr = "127.0.0.1";
-  target->add_option("--bind", bind_addr, "address to listen on")->capture_default_str();
-  target->add_option("--port", port, "TCP port (0 picks a free one)")->capture_default_str();
-  target->add_option("--set", sets, "a built-in target key, e.g. --set reply_writes=2 (see rig list targets)");
-  target->add_option("--control", control, "unix socket for the control channel ('@name': abstract)");
-
+  cli_args args;
+  const cli_commands commands = define_commands(app, args);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -338,53 +403,5 @@ int main(int argc, char** argv) {
       std::cerr << "see: rig --help\n";
     return exit_usage;
   }
-
-  try {
-    if (*workload_helper) return run_workload_helper();
-    if (*run) return cmd_run(file, sets, out_dir, quiet, progress_s, allow_remote, cleanup_first);
-    if (*validate) return cmd_validate(file, sets, allow_remote);
-    if (*target) return cmd_target(bind_addr, port, control, sets);
-    if (*schema_cmd) {
-      std::cout << scenario_schema().dump(2) << "\n";
-      return exit_ok;
-    }
-    if (*doctor) return cmd_doctor();
-    if (*compare_cmd) {
-      try {
-        std::cout << compare_runs(run_a, run_b, compare_out);
-      } catch (const std::exception& e) {
-        std::cerr << "rig compare: " << e.what() << "\n";
-        return exit_usage;
-      }
-      return exit_ok;
-    }
-    if (*report_cmd) {
-      try {
-        std::cout << write_html_report(run_dir) << "\n";
-      } catch (const std::exception& e) {
-        std::cerr << "rig report: " << e.what() << "\n";
-        return exit_usage;
-      }
-      return exit_ok;
-    }
-    if (*cleanup) return cmd_cleanup();
-    if (*proxy_cmd) return cmd_proxy(listen, upstream, toxic_flags, allow_remote);
-    if (*list) {
-      if (what.empty() || what == "scenario") list_sections();
-      if (what.empty() || what == "targets") list_kinds("targets", target_kinds());
-      if (what.empty() || what == "workloads") list_kinds("workloads", workload_kinds());
-      if (what.empty() || what == "injectors")
-        list_kinds("injectors", injector_kinds(),
-                   "(every injector also takes may_be_unverified = true: an injection of it that is not verified in "
-                   "the target then does not fail the run; by default it does, exit 1, status unverified)");
-      return exit_ok;
-    }
-  } catch (const input_error& e) {
-    std::cerr << e.what() << "\n";
-    return exit_usage;
-  } catch (const std::exception& e) {
-    std::cerr << "rig: " << e.what() << "\n";
-    return exit_runtime;
-  }
-  return exit_usage;
+  return dispatch(commands, args);
 }

@@ -281,7 +281,24 @@ struct loader {
       throw input_error(diags);
     }
     apply_overrides(doc, overrides);
+    decode_top(doc, sc);
+    decode_named(doc, "workloads", workload_kinds(), "workload", sc.workloads);
+    decode_named(doc, "injectors", injector_kinds(), "injector", sc.injectors);
+    check_descriptors(sc);
+    if (!doc.get("workloads"))
+      diags.add({file, 1, 1, {}}, "no [workloads.NAME] table: a scenario needs at least one workload");
+    decode_phases(doc, sc);
+    if (sc.phases.empty() && !doc.get("phases"))
+      diags.add({file, 1, 1, {}}, "no [[phases]]: a scenario needs at least one phase (e.g. a baseline)");
+    decode_expect(doc, sc);
+    if (const toml::node* n = doc.get("sweep"); n && with_sweep) decode_sweep(*n, sc, text, overrides);
+    diags.sort_by_position();
+    if (!diags.empty()) throw input_error(diags);
+    return sc;
+  }
 
+  // The top level: name, description, seed, require_all, and [target].
+  void decode_top(const toml::table& doc, scenario& sc) {
     bind_context top{file, "the top level", "", &origins, {file, 1, 1, {}}};
     const option_values tv = bind_options(top_options(), doc, top, diags,
                                           {"target", "workloads", "injectors", "phases", "expect", "sweep"});
@@ -303,125 +320,134 @@ struct loader {
     } else {
       diags.add({file, 1, 1, {}}, "missing [target] (kind = \"builtin\" runs rig's own service)");
     }
+  }
 
-    auto decode_named = [&](const char* section, const auto& kinds, const char* what, std::vector<kind_decl>& out) {
-      const toml::node* n = doc.get(section);
-      if (!n) return;
-      const toml::table* tbl = n->as_table();
-      if (!tbl) {
-        diags.add(pos_of(file, n->source()), fmt::format("'{}' must hold tables like [{}.NAME]", section, section));
-        return;
+  // [workloads.NAME] or [injectors.NAME]: each a kind and its keys.
+  template <class Kinds>
+  void decode_named(const toml::table& doc, const char* section, const Kinds& kinds, const char* what,
+                    std::vector<kind_decl>& out) {
+    const toml::node* n = doc.get(section);
+    if (!n) return;
+    const toml::table* tbl = n->as_table();
+    if (!tbl) {
+      diags.add(pos_of(file, n->source()), fmt::format("'{}' must hold tables like [{}.NAME]", section, section));
+      return;
+    }
+    for (auto&& [k, v] : *tbl) {
+      const std::string name(k.str());
+      const std::string path = std::string(section) + "." + name;
+      if (!valid_name(name)) {
+        diags.add(pos_of(file, k.source()),
+                  fmt::format("name '{}' in [{}] must be 1 to {} letters, digits, '_' or '-'", name, section, max_name_length));
+        continue;
       }
-      for (auto&& [k, v] : *tbl) {
-        const std::string name(k.str());
-        const std::string path = std::string(section) + "." + name;
-        if (!valid_name(name)) {
-          diags.add(pos_of(file, k.source()),
-                    fmt::format("name '{}' in [{}] must be 1 to {} letters, digits, '_' or '-'", name, section, max_name_length));
-          continue;
-        }
-        if (auto d = decode_kind(v, name, "[" + path + "]", path, kinds, what)) out.push_back(std::move(*d));
-      }
-    };
-    decode_named("workloads", workload_kinds(), "workload", sc.workloads);
-    decode_named("injectors", injector_kinds(), "injector", sc.injectors);
-    check_descriptors(sc);
-    if (!doc.get("workloads"))
-      diags.add({file, 1, 1, {}}, "no [workloads.NAME] table: a scenario needs at least one workload");
+      if (auto d = decode_kind(v, name, "[" + path + "]", path, kinds, what)) out.push_back(std::move(*d));
+    }
+  }
 
-    // Names as declared, even where a table was refused, so one mistake is reported once.
-    std::vector<std::string> injector_names, phase_names;
-    if (const toml::table* it = doc["injectors"].as_table())
-      for (auto&& [k, v] : *it) injector_names.emplace_back(k.str());
+  // Names as declared, even where a table was refused, so one mistake is reported once.
+  static std::vector<std::string> declared(const toml::table& doc, const char* section) {
+    std::vector<std::string> out;
+    if (const toml::table* t = doc[section].as_table())
+      for (auto&& [k, v] : *t) out.emplace_back(k.str());
+    return out;
+  }
+  static std::vector<std::string> declared_phases(const toml::table& doc) {
+    std::vector<std::string> out;
     if (const toml::array* pa = doc["phases"].as_array())
       for (const auto& el : *pa)
         if (const toml::table* pt = el.as_table())
-          if (auto n = (*pt)["name"].value<std::string>()) phase_names.push_back(*n);
-    if (const toml::node* n = doc.get("phases")) {
-      const toml::array* arr = n->as_array();
-      if (!arr || !arr->is_array_of_tables()) {
-        diags.add(pos_of(file, n->source()), "'phases' must be [[phases]] tables");
-      } else {
-        std::set<std::string> seen;
-        size_t index = 0;
-        for (const auto& el : *arr) {
-          ++index;
-          const toml::table& pt = *el.as_table();
-          const std::string pname = pt["name"].value_or(std::string{});
-          const std::string path = "phases." + pname;
-          const std::string section =
-              pname.empty() ? fmt::format("[[phases]] #{}", index) : fmt::format("[[phases]] '{}'", pname);
-          bind_context ctx{file, section, path, &origins, pos_of(file, pt.source())};
-          const option_values pv = bind_options(phase_options(), pt, ctx, diags, {});
-          if (!pv.has("name") || !pv.has("duration") || !pv.has("inject")) continue;  // each refused already
-          phase_decl ph{pv.str("name"), pv.duration_ns("duration"), pv.strings("inject"), pos_of(file, pt.source())};
-          if (!valid_name(ph.name))
-            diags.add(pv.where("name"), fmt::format("phase name '{}' must be 1 to {} letters, digits, '_' or '-'", ph.name, max_name_length));
-          if (!seen.insert(ph.name).second)
-            diags.add(pv.where("name"), "duplicate phase name '" + ph.name + "'");
-          std::set<std::string> injected;
-          const auto* inject_node = pt.get("inject");
-          for (size_t i = 0; i < ph.inject.size(); ++i) {
-            const auto& in = ph.inject[i];
-            source_pos ipos = pv.where("inject");
-            if (inject_node && inject_node->as_array() && i < inject_node->as_array()->size())
-              ipos = pos_of(file, (*inject_node->as_array())[i].source());
-            if (std::find(injector_names.begin(), injector_names.end(), in) == injector_names.end())
-              diags.add(ipos, fmt::format("phase '{}' injects '{}', which no [injectors.NAME] defines{}", ph.name, in,
-                                          did_you_mean(in, injector_names)));
-            else if (!injected.insert(in).second)
-              diags.add(ipos, fmt::format("phase '{}' injects '{}' twice", ph.name, in));
-          }
-          for (size_t i = 0; i < ph.inject.size(); ++i)
-            for (size_t j = i + 1; j < ph.inject.size(); ++j) {
-              const kind_decl* a = sc.injector(ph.inject[i]);
-              const kind_decl* b = sc.injector(ph.inject[j]);
-              if (!a || !b) continue;
-              for (const auto& thing : holds(*a)) {
-                const auto hb = holds(*b);
-                if (std::find(hb.begin(), hb.end(), thing) == hb.end()) continue;
-                source_pos jpos = pv.where("inject");
-                if (inject_node && inject_node->as_array() && j < inject_node->as_array()->size())
-                  jpos = pos_of(file, (*inject_node->as_array())[j].source());
-                diags.add(jpos, fmt::format("phase '{}' injects '{}' and '{}', which both set {}: one phase can "
-                                            "hold only one of them (put them in phases of their own)",
-                                            ph.name, a->name, b->name, thing));
-                break;
-              }
-            }
-          sc.phases.push_back(std::move(ph));
-        }
-      }
-    }
-    if (sc.phases.empty() && !doc.get("phases"))
-      diags.add({file, 1, 1, {}}, "no [[phases]]: a scenario needs at least one phase (e.g. a baseline)");
+          if (auto n = (*pt)["name"].value<std::string>()) out.push_back(*n);
+    return out;
+  }
 
-    if (const toml::node* n = doc.get("expect")) {
-      const toml::table* et = n->as_table();
-      if (!et) {
-        diags.add(pos_of(file, n->source()), "'expect' must be a table: [expect] checks = [...]");
-      } else {
-        bind_context ctx{file, "[expect]", "expect", &origins, pos_of(file, et->source())};
-        const option_values ev = bind_options(expect_options(), *et, ctx, diags, {});
-        std::vector<std::string> workload_names;
-        if (const toml::table* wt = doc["workloads"].as_table())
-          for (auto&& [k, v] : *wt) workload_names.emplace_back(k.str());
-        const auto* checks_node = et->get("checks");
-        static const std::vector<std::string> none;
-        const auto& checks = ev.has("checks") ? ev.strings("checks") : none;  // a bad type is refused already
-        for (size_t i = 0; i < checks.size(); ++i) {
-          source_pos cpos = ev.where("checks");
-          if (checks_node && checks_node->as_array() && i < checks_node->as_array()->size())
-            cpos = pos_of(file, (*checks_node->as_array())[i].source());
-          if (auto c = parse_check(checks[i], cpos, phase_names, workload_names, diags))
-            sc.checks.push_back(std::move(*c));
+  // Where the i-th element of an array key is written, else the key itself.
+  source_pos element_pos(const toml::node* array_node, size_t i, source_pos otherwise) const {
+    if (array_node && array_node->as_array() && i < array_node->as_array()->size())
+      return pos_of(file, (*array_node->as_array())[i].source());
+    return otherwise;
+  }
+
+  void decode_phases(const toml::table& doc, scenario& sc) {
+    const toml::node* n = doc.get("phases");
+    if (!n) return;
+    const toml::array* arr = n->as_array();
+    if (!arr || !arr->is_array_of_tables()) {
+      diags.add(pos_of(file, n->source()), "'phases' must be [[phases]] tables");
+      return;
+    }
+    const std::vector<std::string> injector_names = declared(doc, "injectors");
+    std::set<std::string> seen;
+    size_t index = 0;
+    for (const auto& el : *arr) {
+      ++index;
+      const toml::table& pt = *el.as_table();
+      const std::string pname = pt["name"].value_or(std::string{});
+      const std::string path = "phases." + pname;
+      const std::string section =
+          pname.empty() ? fmt::format("[[phases]] #{}", index) : fmt::format("[[phases]] '{}'", pname);
+      bind_context ctx{file, section, path, &origins, pos_of(file, pt.source())};
+      const option_values pv = bind_options(phase_options(), pt, ctx, diags, {});
+      if (!pv.has("name") || !pv.has("duration") || !pv.has("inject")) continue;  // each refused already
+      phase_decl ph{pv.str("name"), pv.duration_ns("duration"), pv.strings("inject"), pos_of(file, pt.source())};
+      if (!valid_name(ph.name))
+        diags.add(pv.where("name"), fmt::format("phase name '{}' must be 1 to {} letters, digits, '_' or '-'", ph.name, max_name_length));
+      if (!seen.insert(ph.name).second)
+        diags.add(pv.where("name"), "duplicate phase name '" + ph.name + "'");
+      check_injects(ph, pv, pt, sc, injector_names);
+      sc.phases.push_back(std::move(ph));
+    }
+  }
+
+  // What a phase injects: declared, each once, and no two that hold the same thing.
+  void check_injects(const phase_decl& ph, const option_values& pv, const toml::table& pt, const scenario& sc,
+                     const std::vector<std::string>& injector_names) {
+    std::set<std::string> injected;
+    const auto* inject_node = pt.get("inject");
+    for (size_t i = 0; i < ph.inject.size(); ++i) {
+      const auto& in = ph.inject[i];
+      const source_pos ipos = element_pos(inject_node, i, pv.where("inject"));
+      if (std::find(injector_names.begin(), injector_names.end(), in) == injector_names.end())
+        diags.add(ipos, fmt::format("phase '{}' injects '{}', which no [injectors.NAME] defines{}", ph.name, in,
+                                    did_you_mean(in, injector_names)));
+      else if (!injected.insert(in).second)
+        diags.add(ipos, fmt::format("phase '{}' injects '{}' twice", ph.name, in));
+    }
+    for (size_t i = 0; i < ph.inject.size(); ++i)
+      for (size_t j = i + 1; j < ph.inject.size(); ++j) {
+        const kind_decl* a = sc.injector(ph.inject[i]);
+        const kind_decl* b = sc.injector(ph.inject[j]);
+        if (!a || !b) continue;
+        for (const auto& thing : holds(*a)) {
+          const auto hb = holds(*b);
+          if (std::find(hb.begin(), hb.end(), thing) == hb.end()) continue;
+          diags.add(element_pos(inject_node, j, pv.where("inject")), fmt::format("phase '{}' injects '{}' and '{}', which both set {}: one phase can "
+                                      "hold only one of them (put them in phases of their own)",
+                                      ph.name, a->name, b->name, thing));
+          break;
         }
       }
+  }
+
+  void decode_expect(const toml::table& doc, scenario& sc) {
+    const toml::node* n = doc.get("expect");
+    if (!n) return;
+    const toml::table* et = n->as_table();
+    if (!et) {
+      diags.add(pos_of(file, n->source()), "'expect' must be a table: [expect] checks = [...]");
+      return;
     }
-    if (const toml::node* n = doc.get("sweep"); n && with_sweep) decode_sweep(*n, sc, text, overrides);
-    diags.sort_by_position();
-    if (!diags.empty()) throw input_error(diags);
-    return sc;
+    bind_context ctx{file, "[expect]", "expect", &origins, pos_of(file, et->source())};
+    const option_values ev = bind_options(expect_options(), *et, ctx, diags, {});
+    const std::vector<std::string> phase_names = declared_phases(doc), workload_names = declared(doc, "workloads");
+    const auto* checks_node = et->get("checks");
+    static const std::vector<std::string> none;
+    const auto& checks = ev.has("checks") ? ev.strings("checks") : none;  // a bad type is refused already
+    for (size_t i = 0; i < checks.size(); ++i) {
+      if (auto c = parse_check(checks[i], element_pos(checks_node, i, ev.where("checks")), phase_names, workload_names,
+                               diags))
+        sc.checks.push_back(std::move(*c));
+    }
   }
 
   bool with_sweep = true;
@@ -517,18 +543,24 @@ struct loader {
       return;
     }
     if (sw.baseline && !inj) diags.add(v.where("baseline"), "[sweep] baseline = true needs an injector sweep");
-    // The levels: a list as written, or a linear range.
-    const toml::node* values = st->get("values");
+    std::vector<source_pos> level_pos;
+    if (!sweep_levels(*st, v, sw, level_pos)) return;
+    check_levels(sc, text, overrides, level_pos);
+
+  }
+
+  // The levels: a list as written, or a linear range; where each is written, for errors.
+  bool sweep_levels(const toml::table& st, const option_values& v, sweep_decl& sw, std::vector<source_pos>& level_pos) {
+    const toml::node* values = st.get("values");
     if (values && (v.is_set("from") || v.is_set("to"))) {
       diags.add(pos_of(file, values->source()), "[sweep] give values, or from/to/steps, not both");
-      return;
+      return false;
     }
-    std::vector<source_pos> level_pos;
     if (values) {
       const toml::array* arr = values->as_array();
       if (!arr || arr->empty()) {
         diags.add(pos_of(file, values->source()), "[sweep] values must be a non-empty list, e.g. [\"1ms\", \"5ms\"]");
-        return;
+        return false;
       }
       for (const auto& el : *arr) {
         level_pos.push_back(pos_of(file, el.source()));
@@ -543,7 +575,7 @@ struct loader {
           sw.literals.push_back(text);
         } else {
           diags.add(level_pos.back(), "[sweep] a level must be a string, a number or a boolean");
-          return;
+          return false;
         }
       }
     } else if (v.is_set("from") && v.is_set("to")) {
@@ -559,7 +591,7 @@ struct loader {
       };
       if (!split(v.str("from"), a, ua) || !split(v.str("to"), b, ub) || ua != ub) {
         diags.add(v.where("from"), "[sweep] from and to must be numbers with the same unit, e.g. from = \"500/s\", to = \"4000/s\"");
-        return;
+        return false;
       }
       const int steps = int(v.integer("steps"));
       for (int i = 0; i < steps; ++i) {
@@ -571,9 +603,15 @@ struct loader {
       }
     } else {
       diags.add(sw.where, "[sweep] needs values = [...], or from, to (and steps)");
-      return;
+      return false;
     }
-    // Each level must make a valid scenario: checked now, not in the middle of the sweep.
+    return true;
+  }
+
+  // Each level must make a valid scenario: checked now, not in the middle of the sweep.
+  void check_levels(const scenario& sc, const std::string& text, const std::vector<std::string>& overrides,
+                    const std::vector<source_pos>& level_pos) {
+    const auto& sw = sc.sweep;
     for (size_t i = 0; i < sw.literals.size(); ++i) {
       auto o = overrides;
       const auto extra = sw.overrides_for(int(i), sc.phases);

@@ -107,38 +107,82 @@ struct slot {
   int64_t intended = 0, sent = 0;
   int64_t free_ns = 0;  // when the slot last came back
 };
+
+// One thread's file on its own ring, set up as fio sets its rings up, with one buffer per
+// slot; registered file and buffers where the kernel allows (fewer lookups per operation),
+// plain ones where it does not (a low RLIMIT_MEMLOCK on older kernels).
+struct uring_file {
+  unique_fd fd;
+  io_uring ring{};
+  bool ring_ok = false, fixed_file = false, fixed_bufs = false;
+  int raw_fd = -1;
+  size_t block = 0;
+  std::vector<void*> bufs;
+
+  bool open(const std::string& path, bool direct, int iodepth, size_t block_size) {
+    block = block_size;
+    fd = unique_fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0)));
+    if (!fd) return false;
+    // No IPI per completion, task work run when we reap; plain flags where the kernel has none.
+    io_uring_params params{};
+    params.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
+    ring_ok = io_uring_queue_init_params(unsigned(iodepth + 1), &ring, &params) == 0;
+    if (!ring_ok) {
+      params = {};
+      ring_ok = io_uring_queue_init_params(unsigned(iodepth + 1), &ring, &params) == 0;
+    }
+    if (!ring_ok) return false;
+    bufs.resize(size_t(iodepth));
+    std::vector<iovec> iov(static_cast<size_t>(iodepth));
+    for (size_t i = 0; i < bufs.size(); ++i) {
+      if (::posix_memalign(&bufs[i], 4096, block) != 0) bufs[i] = nullptr;
+      if (bufs[i]) std::memset(bufs[i], 0x5a, block);
+      iov[i] = {bufs[i], block};
+    }
+    raw_fd = fd.get();
+    fixed_file = io_uring_register_files(&ring, &raw_fd, 1) == 0;
+    fixed_bufs = io_uring_register_buffers(&ring, iov.data(), unsigned(iodepth)) == 0;
+    return true;
+  }
+  ~uring_file() {
+    if (ring_ok) io_uring_queue_exit(&ring);
+    for (void* b : bufs) std::free(b);
+  }
+
+  // Slot i's read or write of one block at offset, tagged with i.
+  void prep(int i, bool write, uint64_t offset) {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+    const int target = fixed_file ? 0 : raw_fd;
+    void* buf = bufs[size_t(i)];
+    if (fixed_bufs) {
+      if (write) io_uring_prep_write_fixed(sqe, target, buf, unsigned(block), offset, i);
+      else io_uring_prep_read_fixed(sqe, target, buf, unsigned(block), offset, i);
+    } else {
+      if (write) io_uring_prep_write(sqe, target, buf, unsigned(block), offset);
+      else io_uring_prep_read(sqe, target, buf, unsigned(block), offset);
+    }
+    if (fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
+    io_uring_sqe_set_data64(sqe, uint64_t(i));
+  }
+  // An fsync after every write before it, submitted now.
+  void submit_fsync() {
+    io_uring_sqe* sqe = io_uring_get_sqe(&ring);
+    io_uring_prep_fsync(sqe, fixed_file ? 0 : raw_fd, 0);
+    sqe->flags |= IOSQE_IO_DRAIN | (fixed_file ? IOSQE_FIXED_FILE : 0);
+    io_uring_sqe_set_data64(sqe, fsync_tag);
+    io_uring_submit(&ring);
+  }
+};
 }  // namespace
 
 void disk_workload::run(worker_threads::worker& w) {
   thread_recorder& rec = *w.rec;
-  unique_fd fd(::open(path_.c_str(), O_RDWR | O_CLOEXEC | (direct_ ? O_DIRECT : 0)));
-  io_uring ring{};
-  // As fio sets its rings up: no IPI per completion, task work run when we reap.
-  io_uring_params params{};
-  params.flags = IORING_SETUP_COOP_TASKRUN | IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-  bool ring_ok = fd && io_uring_queue_init_params(unsigned(iodepth_ + 1), &ring, &params) == 0;
-  if (fd && !ring_ok) {
-    params = {};
-    ring_ok = io_uring_queue_init_params(unsigned(iodepth_ + 1), &ring, &params) == 0;
-  }
-  if (!ring_ok) {
+  uring_file f;
+  if (!f.open(path_, direct_, iodepth_, block_)) {
     std::cerr << "rig: disk workload: cannot set up io_uring on " << path_ << ": " << strerror(errno) << "\n";
     rec.error(error_kind::connect, mono_ns());
     return;
   }
-  // Registered file and buffers where the kernel allows (fewer lookups per operation);
-  // plain ones where it does not (a low RLIMIT_MEMLOCK on older kernels).
-  std::vector<void*> bufs(static_cast<size_t>(iodepth_));
-  std::vector<iovec> iov(static_cast<size_t>(iodepth_));
-  for (int i = 0; i < iodepth_; ++i) {
-    if (::posix_memalign(&bufs[size_t(i)], 4096, block_) != 0) bufs[size_t(i)] = nullptr;
-    if (bufs[size_t(i)]) std::memset(bufs[size_t(i)], 0x5a, block_);
-    iov[size_t(i)] = {bufs[size_t(i)], block_};
-  }
-  const int raw_fd = fd.get();
-  const bool fixed_file = io_uring_register_files(&ring, &raw_fd, 1) == 0;
-  const bool fixed_bufs = io_uring_register_buffers(&ring, iov.data(), unsigned(iodepth_)) == 0;
-
   std::vector<slot> slots(static_cast<size_t>(iodepth_));
   const uint64_t blocks = file_size_ / block_;
   uint64_t rng = 0x9E3779B97F4A7C15ull * uint64_t(w.index + 1);
@@ -165,7 +209,7 @@ void disk_workload::run(worker_threads::worker& w) {
   auto reap = [&](io_uring_cqe* cqe) {
     const uint64_t id = io_uring_cqe_get_data64(cqe);
     const int res = cqe->res;
-    io_uring_cqe_seen(&ring, cqe);
+    io_uring_cqe_seen(&f.ring, cqe);
     const int64_t done = mono_ns();
     if (id == fsync_tag) {
       fsync_inflight = false;
@@ -180,11 +224,7 @@ void disk_workload::run(worker_threads::worker& w) {
     s.free_ns = done;
     if (s.write && fsync_every_ && ++writes_since_fsync >= fsync_every_) {
       writes_since_fsync = 0;
-      io_uring_sqe* sqe = io_uring_get_sqe(&ring);
-      io_uring_prep_fsync(sqe, fixed_file ? 0 : raw_fd, 0);
-      sqe->flags |= IOSQE_IO_DRAIN | (fixed_file ? IOSQE_FIXED_FILE : 0);  // after every write before it
-      io_uring_sqe_set_data64(sqe, fsync_tag);
-      io_uring_submit(&ring);
+      f.submit_fsync();
       fsync_inflight = true;
     }
   };
@@ -208,18 +248,7 @@ void disk_workload::run(worker_threads::worker& w) {
         block = seq_block;
         seq_block = (seq_block + 1) % blocks;
       }
-      io_uring_sqe* sqe = io_uring_get_sqe(&ring);
-      const off_t off = off_t(block * block_);
-      const int target = fixed_file ? 0 : raw_fd;
-      if (fixed_bufs) {
-        if (write) io_uring_prep_write_fixed(sqe, target, bufs[size_t(i)], block_, uint64_t(off), i);
-        else io_uring_prep_read_fixed(sqe, target, bufs[size_t(i)], block_, uint64_t(off), i);
-      } else {
-        if (write) io_uring_prep_write(sqe, target, bufs[size_t(i)], block_, uint64_t(off));
-        else io_uring_prep_read(sqe, target, bufs[size_t(i)], block_, uint64_t(off));
-      }
-      if (fixed_file) sqe->flags |= IOSQE_FIXED_FILE;
-      io_uring_sqe_set_data64(sqe, uint64_t(i));
+      f.prep(i, write, block * block_);
       slots[size_t(i)].busy = true;
       slots[size_t(i)].write = write;
       slots[size_t(i)].intended = intended;
@@ -240,9 +269,9 @@ void disk_workload::run(worker_threads::worker& w) {
     io_uring_cqe* cqe = nullptr;
     if (inflight > 0 || fsync_inflight) {
       __kernel_timespec ts{wait_ns / ns_per_s, wait_ns % ns_per_s};
-      if (!queued.empty()) io_uring_submit(&ring);
-      if (wait_ns > 0 && io_uring_peek_cqe(&ring, &cqe) != 0) io_uring_wait_cqe_timeout(&ring, &cqe, &ts);
-      while (io_uring_peek_cqe(&ring, &cqe) == 0) reap(cqe);
+      if (!queued.empty()) io_uring_submit(&f.ring);
+      if (wait_ns > 0 && io_uring_peek_cqe(&f.ring, &cqe) != 0) io_uring_wait_cqe_timeout(&f.ring, &cqe, &ts);
+      while (io_uring_peek_cqe(&f.ring, &cqe) == 0) reap(cqe);
     } else if (wait_ns > 0) {
       std::this_thread::sleep_for(std::chrono::nanoseconds(wait_ns));
     }
@@ -252,14 +281,12 @@ void disk_workload::run(worker_threads::worker& w) {
       last_tick = now;
     }
   }
-  // Let the operations in flight finish before the buffers go.
+  // Let the operations in flight finish before the buffers go (with f).
   while (inflight > 0 || fsync_inflight) {
     io_uring_cqe* cqe = nullptr;
-    if (io_uring_wait_cqe(&ring, &cqe) != 0) break;
+    if (io_uring_wait_cqe(&f.ring, &cqe) != 0) break;
     reap(cqe);
   }
-  io_uring_queue_exit(&ring);
-  for (void* b : bufs) std::free(b);
 }
 
 nlohmann::json disk_workload::describe() const {
