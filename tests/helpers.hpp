@@ -264,6 +264,16 @@ inline bool on_tmpfs(const std::string& dir) {
   return true;
 }
 
+// Whether this is a sanitized build (make test-asan, make test-tsan), for a bound that must
+// be wider there.
+constexpr bool sanitized() {
+#ifdef RIG_SANITIZED
+  return true;
+#else
+  return false;
+#endif
+}
+
 // In a sanitized build (make test-asan, make test-tsan): says why a check cannot hold there
 // and returns true, for the test to skip it. Speed figures shift several-fold under a
 // sanitizer, and ASan's shadow memory cannot live under an address-space limit.

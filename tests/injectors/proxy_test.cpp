@@ -102,7 +102,14 @@ TEST_CASE("latency toxic: p50 grows by the asked latency, within max(2%, 200 us)
     MESSAGE("latency " << ms << " ms: p50 " << base << " us -> " << with << " us, added " << added
                        << " us; the proxy measured " << c["mean_added_delay_us"] << " us, worst lateness "
                        << c["max_lateness_us"] << " us");
-    CHECK(std::abs(added - want) <= std::max(0.02 * want, 200.0));
+    // The toxic itself: each chunk held the asked latency, to 2% (its lateness apart).
+    const double held = c["mean_added_delay_us"].get<double>() - c["mean_lateness_us"].get<double>();
+    CHECK(std::abs(held - want) <= 0.02 * want);
+    // End to end. An instrumented build stretches the hop from the proxy to the workload and
+    // back (a TSan run beside another test added 10,210 us at 10 ms, the proxy's own figure
+    // 10,012 us): there the bound is max(4%, 500 us).
+    const double slack = rig::testing::sanitized() ? std::max(0.04 * want, 500.0) : std::max(0.02 * want, 200.0);
+    CHECK(std::abs(added - want) <= slack);
     CHECK(c["connections_affected"] == 1);
     CHECK(stats[1].error_total() == 0);
   }
