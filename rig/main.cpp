@@ -3,7 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "core/bind.hpp"
 #include "core/host.hpp"
@@ -15,6 +17,8 @@
 #include "injectors/proxy.hpp"
 #include "injectors/proxy_injector.hpp"
 #include "reports/html.hpp"
+#include "reports/html_common.hpp"
+#include "reports/junit.hpp"
 #include "rig/controller.hpp"
 #include "rig/scenario.hpp"
 #include "rig/schema.hpp"
@@ -178,13 +182,42 @@ int cmd_validate(const std::string& file, const std::vector<std::string>& sets, 
   }
 }
 
+// --junit FILE: the run as JUnit XML (reports/junit.hpp), written whatever the outcome.
+int write_junit(const std::string& path, const std::string& name, int code, const std::string& run_dir,
+                const std::string& why) {
+  std::optional<run_report> r;
+  std::string error = why;
+  if (!run_dir.empty()) try {
+      r = html::read_run_report(run_dir);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  if (!r && error.empty()) error = fmt::format("the run ended with exit {} before its report was written", code);
+  std::ofstream out(path, std::ios::trunc);
+  out << junit_xml({{r ? &*r : nullptr, name, code, error}});
+  out.flush();
+  if (!out) {
+    std::cerr << "rig: cannot write --junit " << path << "\n";
+    return code == exit_ok ? exit_runtime : code;  // a refused scenario stays exit 2
+  }
+  return code;
+}
+
 int cmd_run(const std::string& file, const std::vector<std::string>& sets, const std::string& out_dir, bool quiet,
-            int progress_s, bool allow_remote, bool cleanup_first) {
+            int progress_s, bool allow_remote, bool cleanup_first, const std::string& junit) {
   scenario sc;
   try {
     sc = load_scenario(file, sets, allow_remote);
   } catch (const input_error& e) {
     std::cerr << e.what() << "\n";
+    return junit.empty() ? exit_usage : write_junit(junit, file, exit_usage, "", e.what());
+  }
+  if (sc.sweep.present && !junit.empty()) {
+    std::cerr << "rig run: --junit takes one run; " << file << " is a sweep (run its levels as scenarios)\n";
+    return exit_usage;
+  }
+  if (!junit.empty() && !std::ofstream(junit, std::ios::app)) {  // a path it cannot write fails now, not after the run
+    std::cerr << "rig run: cannot write --junit " << junit << "\n";
     return exit_usage;
   }
   block_stop_signals();  // before any thread exists: the controller waits for them itself
@@ -195,7 +228,10 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
   o.cleanup_first = cleanup_first;
   o.progress_every_s = progress_s;
   if (sc.sweep.present) return run_sweep(sc, sets, o);
-  return run_scenario(sc, o);
+  std::string ran_in;
+  o.ran_in = &ran_in;
+  const int code = run_scenario(sc, o);
+  return junit.empty() ? code : write_junit(junit, sc.name, code, ran_in, "");
 }
 
 int cmd_target(const std::string& bind, int port, const std::string& control, const std::vector<std::string>& sets) {
@@ -260,6 +296,7 @@ struct cli_args {
   std::string run_dir;
   std::string run_a, run_b, compare_out = "compare.html";
   std::string bind_addr = "127.0.0.1";
+  std::string junit;
 };
 
 struct cli_commands {
@@ -279,6 +316,9 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
   c.run->add_flag("--cleanup-first", a.cleanup_first,
                     "undo what a killed rig left on this host first (as `rig cleanup`), when its journal proves that rig "
                   "dead; without it such a run refuses with exit 5");
+  c.run->add_option("--junit", a.junit,
+                    "also write the run as JUnit XML to this file (a testcase for the run, one per check), for CI "
+                    "test reporters");
   c.run->add_flag("-q,--quiet", a.quiet, "no progress or tables: only warnings, failed checks and the status line (for CI)");
   c.run->add_option("--progress", a.progress_s, "seconds between progress lines when stdout is not a terminal")
       ->check(CLI::Range(1, 3600))
@@ -329,7 +369,7 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
 int dispatch(const cli_commands& c, const cli_args& a) {
   try {
     if (*c.workload_helper) return run_workload_helper();
-    if (*c.run) return cmd_run(a.file, a.sets, a.out_dir, a.quiet, a.progress_s, a.allow_remote, a.cleanup_first);
+    if (*c.run) return cmd_run(a.file, a.sets, a.out_dir, a.quiet, a.progress_s, a.allow_remote, a.cleanup_first, a.junit);
     if (*c.validate) return cmd_validate(a.file, a.sets, a.allow_remote);
     if (*c.target) return cmd_target(a.bind_addr, a.port, a.control, a.sets);
     if (*c.schema) {

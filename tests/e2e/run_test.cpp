@@ -896,3 +896,55 @@ duration = "1s"
   CHECK(run.err.find(fmt::format("(pid {})", ::getpid())) != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(tmp.path + "/runs"));  // no run directory, no report
 }
+
+TEST_CASE("rig run --junit: a testsuite per run, a testcase for the run and one per check, failures with actual values") {
+  temp_dir tmp;
+  const std::vector<std::pair<std::string, std::string>> short_phases = {{"baseline", "1s"}, {"nagle", "1s"}, {"recovery", "1s"}};
+  auto count = [](const std::string& s, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  // Passing: the run and its 4 checks, none failed.
+  auto args = run_args(quickstart, tmp.path + "/a", short_phases);
+  args.insert(args.end(), {"--quiet", "--junit", tmp.path + "/ok.xml"});
+  const auto ok = run_rig(args, tmp.path);
+  INFO(ok.stdout_text() << ok.err);
+  REQUIRE(ok.code == 0);
+  const std::string x = slurp(tmp.path + "/ok.xml");
+  INFO(x);
+  CHECK(x.rfind("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rig\" tests=\"5\" failures=\"0\" errors=\"0\">", 0) == 0);
+  CHECK(x.find("<testsuite name=\"quickstart\" tests=\"5\" failures=\"0\"") != std::string::npos);
+  CHECK(x.find("<testcase classname=\"rig.quickstart\" name=\"run\"") != std::string::npos);
+  CHECK(x.find("name=\"check: magnification.nagle.rr.p50_x &gt;= 10\"") != std::string::npos);
+  CHECK(count(x, "<testcase ") == 5);
+  CHECK(count(x, "<failure") == 0);
+
+  // The fix applied: the check that Nagle stalls replies fails, with what was expected and measured.
+  args = run_args(quickstart, tmp.path + "/b", short_phases);
+  args.insert(args.end(), {"--quiet", "--set", "target.reply_writes=1", "--junit", tmp.path + "/fail.xml"});
+  const auto failed = run_rig(args, tmp.path);
+  REQUIRE(failed.code == 1);
+  const std::string f = slurp(tmp.path + "/fail.xml");
+  INFO(f);
+  CHECK(f.find("failures=\"0\"") == std::string::npos);
+  CHECK(f.find("<failure type=\"check_failed\" message=\"expected magnification.nagle.rr.p50_x &gt;= 10, actual ") !=
+        std::string::npos);
+  CHECK(f.find("<testcase classname=\"rig.quickstart\" name=\"run\" time=") != std::string::npos);
+  CHECK(count(f, "<testcase ") == 5);
+
+  // A scenario rig refuses: one testcase, an error naming the mistake; the exit code stays 2.
+  std::ofstream(tmp.path + "/bad.toml") << "name = \"bad\"\n";
+  const auto bad = run_rig({"run", tmp.path + "/bad.toml", "--junit", tmp.path + "/bad.xml"}, tmp.path);
+  CHECK(bad.code == 2);
+  const std::string b = slurp(tmp.path + "/bad.xml");
+  INFO(b);
+  CHECK(b.find("errors=\"1\"") != std::string::npos);
+  CHECK(b.find("<error type=\"error\" message=\"exit 2: ") != std::string::npos);
+  CHECK(b.find("missing [target]") != std::string::npos);
+
+  // A file it cannot write: refused before anything runs.
+  const auto nowhere = run_rig({"run", quickstart, "--junit", tmp.path + "/no/such/dir/r.xml"}, tmp.path);
+  CHECK(nowhere.code == 2);
+  CHECK(nowhere.err.find("cannot write --junit " + tmp.path + "/no/such/dir/r.xml") != std::string::npos);
+}

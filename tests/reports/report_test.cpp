@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "reports/junit.hpp"
 #include "reports/report.hpp"
 
 using namespace rig;
@@ -89,4 +90,26 @@ TEST_CASE("a percentile from fewer samples than it needs is marked low-confidenc
   CHECK(l.low_confidence() == std::vector<std::string>{"p50", "p90", "p99", "p999"});
   l.count = 10000;
   CHECK(l.low_confidence().empty());
+}
+
+TEST_CASE("JUnit XML: counts, a failed check's message, a refused run as an error, text escaped") {
+  run_report r;
+  r.scenario_name = "s<1>";
+  r.status = "unverified";
+  phase_result p;
+  p.name = "inject";
+  p.end_s = 2.5;
+  p.injections.push_back({"slow", "proxy", "m", nlohmann::json::object(), false, "not in the \"chain\"",
+                          nlohmann::json::object()});
+  r.phases.push_back(p);
+  r.expectations = {{"a.b.latency.p50 < 5ms", true, "1ms"}, {"x > 'y' & \x01", false, "0"}};
+  const std::string x = junit_xml({{&r, "", 1, ""}, {nullptr, "bad.toml", 2, "missing [target]"}});
+  INFO(x);
+  CHECK(x.find("<testsuites name=\"rig\" tests=\"4\" failures=\"2\" errors=\"1\">") != std::string::npos);
+  CHECK(x.find("<testsuite name=\"s&lt;1&gt;\" tests=\"3\" failures=\"2\" errors=\"0\" time=\"2.500\">") != std::string::npos);
+  CHECK(x.find("<failure type=\"unverified\" message=\"status unverified (exit 1)\">inject: slow (proxy) not verified: "
+               "not in the &quot;chain&quot;\n</failure>") != std::string::npos);
+  CHECK(x.find("message=\"expected x &gt; &apos;y&apos; &amp;  , actual 0\"") != std::string::npos);  // \x01: a space
+  CHECK(x.find("<testsuite name=\"bad.toml\" tests=\"1\" failures=\"0\" errors=\"1\"") != std::string::npos);
+  CHECK(x.find("<error type=\"error\" message=\"exit 2: missing [target]\">missing [target]</error>") != std::string::npos);
 }

@@ -1,0 +1,103 @@
+#include "reports/junit.hpp"
+
+#include <fmt/format.h>
+
+namespace rig {
+
+namespace {
+
+std::string xml_escape(std::string_view s) {
+  std::string o;
+  for (const char c : s) switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&apos;"; break;
+      default:
+        // XML 1.0 has no place for other control characters: they become a space.
+        o += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') ? ' ' : c;
+    }
+  return o;
+}
+
+struct testcase {
+  std::string name;
+  double time_s = 0;
+  std::string failure_type, failure_message, detail;  // empty type: passed
+};
+
+// The run itself: it passes when every injection was verified and reverted and rig finished.
+testcase run_case(const run_report& r, int exit_code) {
+  testcase t{"run", 0, "", "", ""};
+  if (!r.phases.empty()) t.time_s = r.phases.back().end_s;
+  std::string detail;
+  for (const auto& p : r.phases)
+    for (const auto& i : p.injections) {
+      if (!i.verified) detail += fmt::format("{}: {} ({}) not verified: {}\n", p.name, i.name, i.kind, i.verification);
+      if (i.reverted && !*i.reverted)
+        detail += fmt::format("{}: {} ({}) not reverted: {}\n", p.name, i.name, i.kind, i.revert);
+    }
+  if (r.status == "ok" || r.status == "checks_failed") {
+    if (detail.empty()) return t;  // the checks' own cases say whether they held
+  }
+  t.failure_type = r.status;
+  t.failure_message = fmt::format("status {} (exit {}){}", r.status, exit_code, r.failure.empty() ? "" : ": " + r.failure);
+  t.detail = detail;
+  return t;
+}
+
+std::string suite(const std::string& name, const std::vector<testcase>& cases, bool error) {
+  size_t failures = 0;
+  double time = 0;
+  for (const auto& c : cases) {
+    failures += !c.failure_type.empty();
+    time += c.time_s;
+  }
+  std::string o = fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
+                              xml_escape(name), cases.size(), error ? 0 : failures, error ? failures : 0, time);
+  for (const auto& c : cases) {
+    o += fmt::format("    <testcase classname=\"rig.{}\" name=\"{}\" time=\"{:.3f}\"", xml_escape(name),
+                     xml_escape(c.name), c.time_s);
+    if (c.failure_type.empty()) {
+      o += "/>\n";
+      continue;
+    }
+    o += fmt::format(">\n      <{} type=\"{}\" message=\"{}\">{}</{}>\n    </testcase>\n", error ? "error" : "failure",
+                     xml_escape(c.failure_type), xml_escape(c.failure_message), xml_escape(c.detail),
+                     error ? "error" : "failure");
+  }
+  return o + "  </testsuite>\n";
+}
+
+}  // namespace
+
+std::string junit_xml(const std::vector<junit_run>& runs) {
+  std::string body;
+  size_t tests = 0, failures = 0, errors = 0;
+  for (const auto& run : runs) {
+    std::vector<testcase> cases;
+    bool error = false;
+    std::string name = run.name;
+    if (!run.report) {
+      // rig could not run it (invalid, refused by the host) or its report is unreadable.
+      cases.push_back({"run", 0, "error", fmt::format("exit {}: {}", run.exit_code, run.why), run.why});
+      error = true;
+    } else {
+      const run_report& r = *run.report;
+      if (!r.scenario_name.empty()) name = r.scenario_name;
+      cases.push_back(run_case(r, run.exit_code));
+      for (const auto& e : r.expectations)
+        cases.push_back({"check: " + e.expr, 0, e.ok ? "" : "check_failed",
+                         e.ok ? "" : fmt::format("expected {}, actual {}", e.expr, e.actual), ""});
+    }
+    tests += cases.size();
+    for (const auto& c : cases) (error ? errors : failures) += !c.failure_type.empty();
+    body += suite(name, cases, error);
+  }
+  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rig\" tests=\"{}\" failures=\"{}\" "
+                     "errors=\"{}\">\n{}</testsuites>\n",
+                     tests, failures, errors, body);
+}
+
+}  // namespace rig

@@ -1,0 +1,21 @@
+#pragma once
+// JUnit XML, the form GitLab, Jenkins and GitHub test reporters read: a run is a testsuite,
+// and within it one testcase for the run itself (its injections verified and reverted, the
+// report written) and one per [expect] check, each failure with its actual value.
+#include <string>
+
+#include "reports/report.hpp"
+
+namespace rig {
+
+// A run rig could not finish or read back: `why` is the error, `exit_code` rig's exit.
+struct junit_run {
+  const run_report* report = nullptr;  // null: no report.json to read
+  std::string name;                    // the scenario's name (when there is no report)
+  int exit_code = 0;
+  std::string why;                     // when there is no report: what went wrong
+};
+
+std::string junit_xml(const std::vector<junit_run>& runs);
+
+}  // namespace rig
