@@ -45,6 +45,7 @@ struct toxic_proxy::pipe {
   uint64_t seen_version = ~0ull;
   std::shared_ptr<const std::vector<link>> toxics;
   std::map<int, int64_t> marks;            // toxic id -> its mark on this direction (toxic_flow::mark_ns)
+  std::vector<const link*> acting;         // the toxics acting on the chunk being written (reused: no allocation per chunk)
 };
 
 struct toxic_proxy::connection {
@@ -307,8 +308,9 @@ awaitable<void> toxic_proxy::read_side(std::shared_ptr<connection> c, pipe& p) {
 // Which toxics act on the chunk, in chain order: those on this direction that affect the
 // connection (decided once per connection and toxic, by toxicity). A toxic that ends
 // connections starts its clock when the connection first meets it.
-std::vector<const toxic_proxy::link*> toxic_proxy::acting(const std::shared_ptr<connection>& c, pipe& p) {
-  std::vector<const link*> mine;
+const std::vector<const toxic_proxy::link*>& toxic_proxy::acting(const std::shared_ptr<connection>& c, pipe& p) {
+  auto& mine = p.acting;
+  mine.clear();
   for (const link& l : *p.toxics) {
     if (!l.t->acts_on(p.downstream)) continue;
     auto [it, fresh] = c->affected.try_emplace(l.id, false);
@@ -355,7 +357,7 @@ awaitable<void> toxic_proxy::write_side(std::shared_ptr<connection> c, pipe& p) 
 
     refresh(p);
     const auto held = p.toxics;  // a toxic removed mid-chunk stays alive until the chunk is done
-    const std::vector<const link*> mine = acting(c, p);
+    const std::vector<const link*>& mine = acting(c, p);
     if (ch.eof) {
       for (const link* l : mine)
         if (const int64_t d = l->t->close_delay_ns()) co_await wait_until(p.wait, ch.t_ns + d);

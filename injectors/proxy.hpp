@@ -55,7 +55,7 @@ class toxic_proxy {
   void adopt(stream_socket client);
   awaitable<void> read_side(std::shared_ptr<connection> c, pipe& p);
   awaitable<void> write_side(std::shared_ptr<connection> c, pipe& p);
-  std::vector<const link*> acting(const std::shared_ptr<connection>& c, pipe& p);
+  const std::vector<const link*>& acting(const std::shared_ptr<connection>& c, pipe& p);
   awaitable<void> end_after(std::shared_ptr<connection> c, link l, connection_end end);
   awaitable<bool> pass(std::shared_ptr<connection> c, pipe& p, chunk& ch, const std::vector<const link*>& mine);
   std::shared_ptr<const std::vector<link>> chain() const;

@@ -18,16 +18,12 @@ std::string esc(std::string_view s) {
       case '<': o += "&lt;"; break;
       case '>': o += "&gt;"; break;
       case '"': o += "&quot;"; break;
-      default: o += c;
+      case '\'': o += "&apos;"; break;
+      default:
+        // XML 1.0 (JUnit files) has no place for other control characters: they become a space.
+        o += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') ? ' ' : c;
     }
   return o;
-}
-
-// j[key] when it is there, else an empty value of the same shape: a reference that stays valid.
-const json& member(const json& j, const char* key, bool array) {
-  static const json empty_object = json::object(), empty_array = json::array();
-  if (j.is_object() && j.contains(key)) return j[key];
-  return array ? empty_array : empty_object;
 }
 
 double num(const json& j, const char* key, double otherwise) {
@@ -92,7 +88,6 @@ directory open_run_dir(const std::string& run_dir) {
   }
 }
 
-json read_report(const std::string& run_dir) { return read_report(open_run_dir(run_dir)); }
 
 run_report read_run_report(const directory& run_dir) {
   const json j = read_report(run_dir);

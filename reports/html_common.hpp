@@ -15,9 +15,8 @@ namespace rig::html {
 using nlohmann::json;
 constexpr double nan_v = std::numeric_limits<double>::quiet_NaN();
 
+// Text for HTML and XML: markup characters as entities, control characters as spaces.
 std::string esc(std::string_view s);
-// j[key] when it is there, else an empty value of the same shape: a reference that stays valid.
-const json& member(const json& j, const char* key, bool array = false);
 double num(const json& j, const char* key, double otherwise = nan_v);
 
 // The time series, by column.
@@ -62,7 +61,6 @@ std::string thr_text(double v);
 // A run directory's report.json, refused (naming the file) when missing, malformed or nested
 // deeper than rig writes.
 json read_report(const directory& run_dir);
-json read_report(const std::string& run_dir);
 directory open_run_dir(const std::string& run_dir);
 // The same, typed (report_from_json), a key of the wrong type refused naming the file.
 run_report read_run_report(const directory& run_dir);

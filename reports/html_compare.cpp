@@ -25,11 +25,8 @@ struct compare_row {
 };
 
 const workload_phase_result* find_in(const run_report& r, const std::string& phase, const std::string& w) {
-  for (const auto& p : r.phases)
-    if (p.name == phase)
-      for (const auto& x : p.workloads)
-        if (x.name == w) return &x;
-  return nullptr;
+  const phase_result* p = r.phase(phase);
+  return p ? p->workload(w) : nullptr;
 }
 
 std::vector<compare_row> compare_rows(const run_report& a, const run_report& b) {

@@ -2,24 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "reports/html_common.hpp"
+
 namespace rig {
 
 namespace {
-
-std::string xml_escape(std::string_view s) {
-  std::string o;
-  for (const char c : s) switch (c) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      case '\'': o += "&apos;"; break;
-      default:
-        // XML 1.0 has no place for other control characters: they become a space.
-        o += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') ? ' ' : c;
-    }
-  return o;
-}
 
 struct testcase {
   std::string name;
@@ -55,16 +42,16 @@ std::string suite(const std::string& name, const std::vector<testcase>& cases, b
     time += c.time_s;
   }
   std::string o = fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{:.3f}\">\n",
-                              xml_escape(name), cases.size(), error ? 0 : failures, error ? failures : 0, time);
+                              html::esc(name), cases.size(), error ? 0 : failures, error ? failures : 0, time);
   for (const auto& c : cases) {
-    o += fmt::format("    <testcase classname=\"rig.{}\" name=\"{}\" time=\"{:.3f}\"", xml_escape(name),
-                     xml_escape(c.name), c.time_s);
+    o += fmt::format("    <testcase classname=\"rig.{}\" name=\"{}\" time=\"{:.3f}\"", html::esc(name),
+                     html::esc(c.name), c.time_s);
     if (c.failure_type.empty()) {
       o += "/>\n";
       continue;
     }
     o += fmt::format(">\n      <{} type=\"{}\" message=\"{}\">{}</{}>\n    </testcase>\n", error ? "error" : "failure",
-                     xml_escape(c.failure_type), xml_escape(c.failure_message), xml_escape(c.detail),
+                     html::esc(c.failure_type), html::esc(c.failure_message), html::esc(c.detail),
                      error ? "error" : "failure");
   }
   return o + "  </testsuite>\n";

@@ -38,6 +38,18 @@ std::vector<std::string> latency_summary::low_confidence() const {
   return out;
 }
 
+const workload_phase_result* phase_result::workload(const std::string& w) const {
+  for (const auto& x : workloads)
+    if (x.name == w) return &x;
+  return nullptr;
+}
+
+const phase_result* run_report::phase(const std::string& p) const {
+  for (const auto& x : phases)
+    if (x.name == p) return &x;
+  return nullptr;
+}
+
 uint64_t workload_phase_result::error_total() const {
   uint64_t n = 0;
   for (const auto& [k, v] : errors) n += v;

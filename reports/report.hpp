@@ -58,6 +58,7 @@ struct phase_result {
   std::vector<injection_result> injections;
   std::vector<workload_phase_result> workloads;
   nlohmann::json resources = nlohmann::json::object();
+  const workload_phase_result* workload(const std::string& name) const;  // null: not in this phase
 };
 
 struct magnification_row {  // NaN (null in report.json): no value, e.g. a phase with no successful replies
@@ -93,6 +94,7 @@ struct run_report {
   std::vector<expectation_row> expectations;
   // require_all = false: injectors this host could not run, left out: {name, kind, reason}.
   nlohmann::json skipped_injectors = nlohmann::json::array();
+  const phase_result* phase(const std::string& name) const;  // null: no phase of that name
 };
 
 // Each phase's workloads against the same workload in the first phase.

@@ -17,18 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-const phase_result* phase_of(const run_report& r, const std::string& name) {
-  for (const auto& p : r.phases)
-    if (p.name == name) return &p;
-  return nullptr;
-}
-
-const workload_phase_result* workload_of(const phase_result& p, const std::string& name) {
-  for (const auto& w : p.workloads)
-    if (w.name == name) return &w;
-  return nullptr;
-}
-
 std::string latency_text(double us) { return std::isnan(us) ? std::string("-") : format_duration_us(us); }
 
 // A workload's latency figure in a phase; NaN when nothing was answered.
@@ -51,11 +39,11 @@ sweep_summary summarize_sweep(const scenario& sc, const std::vector<std::string>
     for (const auto& r : reports[li]) {
       level.runs.push_back(r.run_dir);
       if (r.status != "ok") ++level.failed_runs;
-      const phase_result* ph = phase_of(r, sw.phase);
+      const phase_result* ph = r.phase(sw.phase);
       if (!ph) continue;
       const double secs = ph->end_s - ph->start_s;
       for (const auto& wl : sc.workloads) {
-        const workload_phase_result* w = workload_of(*ph, wl.name);
+        const workload_phase_result* w = ph->workload(wl.name);
         if (!w) continue;
         auto& m = per[wl.name];
         m["p50_us"].push_back(answered(*w, &latency_summary::p50));
@@ -146,9 +134,9 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
       std::string line;
       if (report) {
         report->run_dir = ran_in;
-        if (const phase_result* ph = phase_of(*report, sw.phase))
+        if (const phase_result* ph = report->phase(sw.phase))
           for (const auto& wl : sc.workloads)
-            if (const workload_phase_result* w = workload_of(*ph, wl.name))
+            if (const workload_phase_result* w = ph->workload(wl.name))
               line += fmt::format("  {}: {} ops/s p50 {} p99 {} errors {}", wl.name, format_count(w->throughput_ops_s),
                                   latency_text(answered(*w, &latency_summary::p50)),
                                   latency_text(answered(*w, &latency_summary::p99)),
