@@ -66,13 +66,15 @@ std::string junit_xml(const std::vector<junit_run>& runs) {
     std::vector<testcase> cases;
     bool error = false;
     std::string name = run.name;
-    if (!run.report) {
+    if (!run.report && run.exit_code == 0) {
+      cases.push_back({"run", 0, "", "", ""});  // a run with no report.json of its own (a sweep) that passed
+    } else if (!run.report) {
       // rig could not run it (invalid, refused by the host) or its report is unreadable.
       cases.push_back({"run", 0, "error", fmt::format("exit {}: {}", run.exit_code, run.why), run.why});
       error = true;
     } else {
       const run_report& r = *run.report;
-      if (!r.scenario_name.empty()) name = r.scenario_name;
+      if (name.empty()) name = r.scenario_name;
       cases.push_back(run_case(r, run.exit_code));
       for (const auto& e : r.expectations)
         cases.push_back({"check: " + e.expr, 0, e.ok ? "" : "check_failed",

@@ -11,7 +11,7 @@ namespace rig {
 // A run rig could not finish or read back: `why` is the error, `exit_code` rig's exit.
 struct junit_run {
   const run_report* report = nullptr;  // null: no report.json to read
-  std::string name;                    // the scenario's name (when there is no report)
+  std::string name;                    // the testsuite's name; empty: the report's scenario name
   int exit_code = 0;
   std::string why;                     // when there is no report: what went wrong
 };

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "core/journal.hpp"
 #include "core/net.hpp"
 #include "core/process.hpp"
+#include "core/units.hpp"
 #include "core/signals.hpp"
 #include "injectors/injector.hpp"
 #include "injectors/proxy.hpp"
@@ -22,6 +24,7 @@
 #include "rig/controller.hpp"
 #include "rig/scenario.hpp"
 #include "rig/schema.hpp"
+#include "rig/suite.hpp"
 #include "rig/sweep.hpp"
 #include "targets/builtin_service.hpp"
 #include "targets/target.hpp"
@@ -85,6 +88,14 @@ void list_sections() {
     std::cout << "  " << title << "\n";
     for (const auto& s : *table) std::cout << option_line(s);
   }
+}
+
+// A suite file's keys (rig suite).
+void list_suite_keys() {
+  std::cout << "suite file (rig suite)\n  top level — the suite's name and what every scenario in it gets\n";
+  for (const auto& s : suite_options()) std::cout << option_line(s);
+  std::cout << "  [[scenarios]] — one table per scenario, run in order\n";
+  for (const auto& s : suite_entry_options()) std::cout << option_line(s);
 }
 
 int cmd_doctor() {
@@ -234,6 +245,46 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
   return junit.empty() ? code : write_junit(junit, sc.name, code, ran_in, "");
 }
 
+int cmd_suite(const suite_request& req, const run_options& base, const std::string& junit, bool dry_run) {
+  if (!req.phase_duration.empty()) {
+    std::string why;
+    const auto ns = parse_duration_ns(req.phase_duration, &why);
+    if (!ns || *ns < 100'000'000) {
+      std::cerr << "rig suite: --phase-duration " << req.phase_duration << ": "
+                << (ns ? "at least 100ms (a phase's shortest)" : why) << "\n";
+      return exit_usage;
+    }
+  }
+  suite_plan plan;
+  try {
+    plan = plan_suite(req);
+  } catch (const input_error& e) {
+    std::cerr << e.what() << "\nrig suite: nothing was run (every scenario is checked before the first runs)\n";
+    return exit_usage;
+  }
+  if (dry_run) {
+    for (size_t i = 0; i < plan.entries.size(); ++i) {
+      const auto& e = plan.entries[i];
+      std::cout << fmt::format("[{}/{}] {} — {}{}{}{}\n", i + 1, plan.entries.size(), e.label, e.file,
+                               e.tags.empty() ? "" : fmt::format(" [{}]", fmt::join(e.tags, ", ")),
+                               e.sets.empty() ? "" : fmt::format(" --set {}", fmt::join(e.sets, " --set ")),
+                               e.phase_duration.empty() ? "" : ", every phase " + e.phase_duration);
+    }
+    std::cout << fmt::format("rig suite: {}: {} scenario{} valid{}; nothing run (--dry-run)\n", plan.name,
+                             plan.entries.size(), plan.entries.size() == 1 ? "" : "s",
+                             plan.filtered_out.empty() ? "" : fmt::format(", {} left out by --filter", plan.filtered_out.size()));
+    return exit_ok;
+  }
+  if (!junit.empty() && !std::ofstream(junit, std::ios::app)) {
+    std::cerr << "rig suite: cannot write --junit " << junit << "\n";
+    return exit_usage;
+  }
+  block_stop_signals();
+  run_options o = base;
+  o.rig_exe = self_exe();
+  return run_suite(plan, o, junit);
+}
+
 int cmd_target(const std::string& bind, int port, const std::string& control, const std::vector<std::string>& sets) {
   diagnostics diags;
   std::map<std::string, std::string> origins;
@@ -297,10 +348,13 @@ struct cli_args {
   std::string run_a, run_b, compare_out = "compare.html";
   std::string bind_addr = "127.0.0.1";
   std::string junit;
+  std::vector<std::string> paths, filters;
+  std::string phase_duration;
+  bool dry_run = false;
 };
 
 struct cli_commands {
-  CLI::App *run, *validate, *list, *proxy, *report, *compare, *schema, *doctor, *cleanup, *workload_helper, *target;
+  CLI::App *run, *suite, *validate, *list, *proxy, *report, *compare, *schema, *doctor, *cleanup, *workload_helper, *target;
 };
 
 cli_commands define_commands(CLI::App& app, cli_args& a) {
@@ -324,14 +378,33 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
       ->check(CLI::Range(1, 3600))
       ->capture_default_str();
 
+  c.suite = app.add_subcommand("suite", "run scenarios one after another as one gate: a summary table, suite.json, "
+                                        "suite.html, exit 1 naming those that failed");
+  c.suite->add_option("paths", a.paths,
+                      "scenario files, directories of them (their *.toml), or suite files ([[scenarios]] entries)")
+      ->required();
+  c.suite->add_option("--set", a.sets, "override a key in every scenario (as for run; repeatable)");
+  c.suite->add_option("--phase-duration", a.phase_duration,
+                      "every phase of every scenario this long, e.g. 1s (a short smoke run)");
+  c.suite->add_option("--filter", a.filters, "run only the scenarios with this tag (repeatable: any of them)");
+  c.suite->add_option("--junit", a.junit, "also write JUnit XML: a testsuite per scenario, a testcase per check");
+  c.suite->add_option("--out", a.out_dir, "directory the suite's directory is created in")->capture_default_str();
+  c.suite->add_flag("--dry-run", a.dry_run, "check every scenario and list what would run, in order; run nothing");
+  c.suite->add_flag("--allow-remote", a.allow_remote, remote_help);
+  c.suite->add_flag("--cleanup-first", a.cleanup_first, "as for run: undo a killed rig's changes before the first scenario");
+  c.suite->add_flag("-q,--quiet", a.quiet, "each run only says its warnings, failed checks and status line");
+  c.suite->add_option("--progress", a.progress_s, "seconds between progress lines when stdout is not a terminal")
+      ->check(CLI::Range(1, 3600))
+      ->capture_default_str();
+
   c.validate = app.add_subcommand("validate", "check a scenario; print OK or every error");
   c.validate->add_option("file", a.file, "scenario file (TOML)")->required();
   c.validate->add_option("--set", a.sets, "override a scenario key (as for run)");
   c.validate->add_flag("--allow-remote", a.allow_remote, remote_help);
 
   c.list = app.add_subcommand("list", "list the scenario's sections and the target, workload and injector kinds, with their keys");
-  c.list->add_option("what", a.what, "scenario | targets | workloads | injectors (default: all)")
-      ->check(CLI::IsMember({"scenario", "targets", "workloads", "injectors"}));
+  c.list->add_option("what", a.what, "scenario | suite | targets | workloads | injectors (default: all)")
+      ->check(CLI::IsMember({"scenario", "suite", "targets", "workloads", "injectors"}));
 
   c.proxy = app.add_subcommand("proxy", "run rig's toxic proxy on its own");
   c.proxy->add_option("--listen", a.listen, "loopback host:port to listen on")->capture_default_str();
@@ -370,6 +443,14 @@ int dispatch(const cli_commands& c, const cli_args& a) {
   try {
     if (*c.workload_helper) return run_workload_helper();
     if (*c.run) return cmd_run(a.file, a.sets, a.out_dir, a.quiet, a.progress_s, a.allow_remote, a.cleanup_first, a.junit);
+    if (*c.suite) {
+      run_options o;
+      o.out_base = a.out_dir;
+      o.quiet = a.quiet;
+      o.cleanup_first = a.cleanup_first;
+      o.progress_every_s = a.progress_s;
+      return cmd_suite({a.paths, a.sets, a.filters, a.phase_duration, a.allow_remote}, o, a.junit, a.dry_run);
+    }
     if (*c.validate) return cmd_validate(a.file, a.sets, a.allow_remote);
     if (*c.target) return cmd_target(a.bind_addr, a.port, a.control, a.sets);
     if (*c.schema) {
@@ -399,6 +480,7 @@ int dispatch(const cli_commands& c, const cli_args& a) {
     if (*c.proxy) return cmd_proxy(a.listen, a.upstream, a.toxic_flags, a.allow_remote);
     if (*c.list) {
       if (a.what.empty() || a.what == "scenario") list_sections();
+      if (a.what.empty() || a.what == "suite") list_suite_keys();
       if (a.what.empty() || a.what == "targets") list_kinds("targets", target_kinds());
       if (a.what.empty() || a.what == "workloads") list_kinds("workloads", workload_kinds());
       if (a.what.empty() || a.what == "injectors")

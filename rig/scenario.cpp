@@ -35,6 +35,8 @@ const option_table& top_options() {
        .help = "what this scenario magnifies, in one line"},
       {.name = "seed", .type = opt_type::integer, .default_text = "0",
        .help = "seed for every random choice in the run", .min = 0},
+      {.name = "tags", .type = opt_type::strings, .default_text = "[]",
+       .help = "labels for `rig suite --filter TAG` (e.g. \"net\", \"release\")"},
       {.name = "require_all", .type = opt_type::boolean, .default_text = "true",
        .help = "true: an injector that cannot work on this host (no root, no netem, ...) stops the run before it "
                "starts (exit 3); false: the run goes on without it, and the report lists it as skipped, with why"},
@@ -106,6 +108,13 @@ std::vector<std::string> sweep_decl::overrides_for(int level, const std::vector<
   return o;
 }
 
+bool valid_name(const std::string& s) {
+  if (s.empty() || s.size() > max_name_length) return false;
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
+  return true;
+}
+
 namespace {
 
 // What an injector of the scenario takes over while its phase runs (its kind says).
@@ -115,17 +124,6 @@ std::vector<std::string> holds(const kind_decl& d) {
 }
 
 const std::vector<std::string> top_level_sections = {"target", "workloads", "injectors", "phases", "expect", "sweep"};
-
-// Names become file and directory names (the run directory "<stamp>-<name>", a sweep's levels
-// in it): at most 64 characters keeps them well inside NAME_MAX (255).
-constexpr size_t max_name_length = 64;
-
-bool valid_name(const std::string& s) {
-  if (s.empty() || s.size() > max_name_length) return false;
-  for (char c : s)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
-  return true;
-}
 
 source_pos pos_of(const std::string& file, const toml::source_region& r) {
   return {file, uint32_t(r.begin.line), uint32_t(r.begin.column), {}};
@@ -313,6 +311,12 @@ struct loader {
     }
     if (tv.has("description")) sc.description = tv.str("description");  // else refused already
     if (tv.has("seed")) sc.seed = tv.integer("seed");
+    if (tv.has("tags")) {
+      sc.tags = tv.strings("tags");
+      for (const auto& t : sc.tags)
+        if (!valid_name(t))
+          diags.add(tv.where("tags"), fmt::format("tag '{}' must be 1 to {} letters, digits, '_' or '-'", t, max_name_length));
+    }
     if (tv.has("require_all")) sc.require_all = tv.boolean("require_all");
 
     if (const toml::node* t = doc.get("target")) {

@@ -48,6 +48,7 @@ struct sweep_decl {
 struct scenario {
   std::string file, name, description, source_text;
   int64_t seed = 0;
+  std::vector<std::string> tags;  // for `rig suite --filter TAG`
   bool require_all = true;  // false: injectors this host cannot run are skipped, not fatal
   kind_decl target;
   std::vector<kind_decl> workloads, injectors;
@@ -59,6 +60,12 @@ struct scenario {
 
   const kind_decl* injector(const std::string& name) const;
 };
+
+// Names become file and directory names (the run directory "<stamp>-<name>", a sweep's levels
+// in it): at most 64 characters keeps them well inside NAME_MAX (255).
+constexpr size_t max_name_length = 64;
+// 1 to max_name_length letters, digits, '_' or '-' (names, tags).
+bool valid_name(const std::string& s);
 
 // The keys of the scenario itself, of each [[phases]] entry and of [expect].
 const option_table& top_options();

@@ -89,6 +89,7 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
   const bool named_sweep = sc.name.size() >= 5 && sc.name.compare(sc.name.size() - 5, 5, "sweep") == 0;
   const directory sweep_dir = make_run_dir(opts.out_base, named_sweep ? sc.name : sc.name + "-sweep");
   const std::string& dir = sweep_dir.path();
+  if (opts.ran_in) *opts.ran_in = dir;
   std::vector<std::string> labels;
   std::vector<int> level_index;
   if (sw.baseline) {
@@ -120,6 +121,7 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
       ro.quiet = true;
       std::string ran_in;
       ro.ran_in = &ran_in;
+      ro.cleanup_first = opts.cleanup_first && done == 0;
       const int code = run_scenario(level, ro);
       ++done;
       std::optional<run_report> report;

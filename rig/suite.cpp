@@ -1,0 +1,360 @@
+#include "rig/suite.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "core/bind.hpp"
+#include "core/clock.hpp"
+#include "core/units.hpp"
+#include "reports/html_common.hpp"
+#include "reports/junit.hpp"
+#include "reports/suite_report.hpp"
+#include "rig/controller.hpp"
+#include "rig/sweep.hpp"
+
+namespace rig {
+
+namespace fs = std::filesystem;
+
+const option_table& suite_options() {
+  static const option_table t = {
+      {.name = "name", .type = opt_type::string, .default_text = "\"suite\"",
+       .help = "the suite's name; names its directory under runs/"},
+      {.name = "description", .type = opt_type::string, .default_text = "\"\"", .help = "what this suite gates, in one line"},
+      {.name = "set", .type = opt_type::strings, .default_text = "[]",
+       .help = "--set assignments applied to every scenario of the suite, e.g. [\"seed=7\"]"},
+      {.name = "phase_duration", .type = opt_type::duration, .default_text = "",
+       .help = "every phase of every scenario this long (a short smoke run of long scenarios)", .min = 100e6,
+       .max = 7 * 24 * 3600e9},
+  };
+  return t;
+}
+
+const option_table& suite_entry_options() {
+  static const option_table t = {
+      {.name = "file", .type = opt_type::string, .default_text = "",
+       .help = "the scenario file (or a directory, or another suite file), relative to this file", .required = true},
+      {.name = "name", .type = opt_type::string, .default_text = "",
+       .help = "the name this entry goes by in the suite (default: the scenario's name)"},
+      {.name = "set", .type = opt_type::strings, .default_text = "[]", .help = "--set assignments for this entry"},
+      {.name = "tags", .type = opt_type::strings, .default_text = "[]",
+       .help = "tags added to the scenario's own, for --filter"},
+  };
+  return t;
+}
+
+namespace {
+
+source_pos pos_of(const std::string& file, const toml::source_region& r) {
+  return {file, uint32_t(r.begin.line), uint32_t(r.begin.column), {}};
+}
+
+// Walks the paths into scenario files, each with the overrides and tags that reach it, and
+// loads every one; every problem found goes to diags.
+class suite_planner {
+ public:
+  explicit suite_planner(const suite_request& req) : req_(req) {}
+
+  suite_plan plan() {
+    for (const auto& p : req_.paths) add_path(p, {"", 0, 0, "rig suite " + p}, {}, {}, "", "", 0);
+    if (found_.empty() && diags_.empty()) diags_.add({"", 0, 0, "rig suite"}, "no scenario found in the paths given");
+    for (auto& f : found_) load(f);
+    filter();
+    if (!diags_.empty()) throw input_error(diags_);
+    return std::move(plan_);
+  }
+
+ private:
+  struct pending {
+    std::string file, name, phase_duration;
+    std::vector<std::string> sets, tags;
+    source_pos at;
+  };
+
+  void add_path(const std::string& path, const source_pos& at, const std::vector<std::string>& sets,
+                const std::vector<std::string>& tags, const std::string& name, const std::string& phase_duration,
+                int depth) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (ec || !fs::exists(st)) {
+      diags_.add(at, fmt::format("{}: no such file or directory", path));
+      return;
+    }
+    if (fs::is_directory(st)) {
+      std::vector<std::string> files;
+      for (const auto& e : fs::directory_iterator(path, ec))
+        if (e.path().extension() == ".toml" && e.is_regular_file()) files.push_back(e.path().string());
+      std::sort(files.begin(), files.end());
+      if (files.empty()) diags_.add(at, fmt::format("{}: a directory with no .toml file", path));
+      for (const auto& f : files) add_file(f, at, sets, tags, "", phase_duration, depth);
+      return;
+    }
+    add_file(path, at, sets, tags, name, phase_duration, depth);
+  }
+
+  // A suite file (a top-level `scenarios`) expands; anything else is a scenario, loaded later.
+  void add_file(const std::string& file, const source_pos& at, const std::vector<std::string>& sets,
+                const std::vector<std::string>& tags, const std::string& name, const std::string& phase_duration,
+                int depth) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      toml::table doc = toml::parse(text.str(), file);
+      if (doc.contains("scenarios")) return add_suite_file(file, doc, at, sets, phase_duration, depth);
+    } catch (const toml::parse_error&) {  // the scenario loader says what is wrong with it
+    }
+    found_.push_back({file, name, phase_duration, sets, tags, at});
+  }
+
+  void add_suite_file(const std::string& file, const toml::table& doc, const source_pos& at,
+                      const std::vector<std::string>& outer_sets, const std::string& outer_duration, int depth) {
+    const std::string key = fs::weakly_canonical(file).string();
+    if (depth > 8 || std::find(open_.begin(), open_.end(), key) != open_.end()) {
+      diags_.add(at, fmt::format("{} lists itself (through {} suite files)", file, open_.size()));
+      return;
+    }
+    open_.push_back(key);
+    std::map<std::string, std::string> origins;
+    const bind_context top{file, "the suite", "", &origins, {file, 1, 1, {}}};
+    const option_values v = bind_options(suite_options(), doc, top, diags_, {"scenarios"});
+    if (depth == 0 && plan_.entries.empty() && first_suite_) {  // the first suite file names the suite
+      first_suite_ = false;
+      if (v.is_set("name")) plan_.name = v.str("name");
+      if (v.is_set("description")) plan_.description = v.str("description");
+      if (!valid_name(plan_.name))
+        diags_.add(v.where("name"), fmt::format("'name' must be 1 to {} letters, digits, '_' or '-' (it names the "
+                                                "suite's directory)", max_name_length));
+    }
+    std::vector<std::string> sets = outer_sets;
+    if (v.has("set"))
+      for (const auto& s : v.strings("set")) sets.push_back(s);
+    const std::string duration = v.is_set("phase_duration") ? v.text("phase_duration") : outer_duration;
+    const fs::path base = fs::path(file).parent_path();
+    const toml::array* list = doc.get("scenarios")->as_array();
+    if (!list || (!list->empty() && !list->is_array_of_tables())) {
+      diags_.add(pos_of(file, doc.get("scenarios")->source()),
+                 "'scenarios' must be [[scenarios]] tables, each with a file = \"...\"");
+    } else {
+      for (size_t i = 0; i < list->size(); ++i) {
+        const toml::table& e = *list->get(i)->as_table();
+        const source_pos where = pos_of(file, e.source());
+        const bind_context ctx{file, fmt::format("[[scenarios]] #{}", i + 1), "", &origins, where};
+        const size_t before = diags_.size();
+        const option_values ev = bind_options(suite_entry_options(), e, ctx, diags_, {});
+        if (diags_.size() != before) continue;
+        std::vector<std::string> entry_sets = sets;
+        for (const auto& s : ev.strings("set")) entry_sets.push_back(s);
+        const std::string name = ev.is_set("name") ? ev.str("name") : "";
+        if (!name.empty() && !valid_name(name))
+          diags_.add(ev.where("name"), fmt::format("'name' must be 1 to {} letters, digits, '_' or '-'", max_name_length));
+        for (const auto& t : ev.strings("tags"))
+          if (!valid_name(t)) diags_.add(ev.where("tags"), fmt::format("tag '{}' must be 1 to {} letters, digits, '_' or '-'", t, max_name_length));
+        const fs::path target = fs::path(ev.str("file")).is_absolute() ? fs::path(ev.str("file")) : base / ev.str("file");
+        add_path(target.lexically_normal().string(), ev.where("file"), entry_sets, ev.strings("tags"), name, duration,
+                 depth + 1);
+      }
+    }
+    open_.pop_back();
+  }
+
+  void load(const pending& f) {
+    std::vector<std::string> sets = f.sets;
+    sets.insert(sets.end(), req_.sets.begin(), req_.sets.end());
+    const std::string duration = !req_.phase_duration.empty() ? req_.phase_duration : f.phase_duration;
+    try {
+      scenario sc = load_scenario(f.file, sets, req_.allow_remote);
+      std::vector<std::string> run_sets = sets;
+      if (!duration.empty()) {  // every phase this long: its names are known now
+        for (const auto& p : sc.phases) run_sets.push_back(fmt::format("phases.{}.duration=\"{}\"", p.name, duration));
+        sc = load_scenario(f.file, run_sets, req_.allow_remote);
+      }
+      suite_entry e{f.name.empty() ? sc.name : f.name, f.file, sets, duration, run_sets, sc.tags, std::move(sc)};
+      for (const auto& t : f.tags)
+        if (std::find(e.tags.begin(), e.tags.end(), t) == e.tags.end()) e.tags.push_back(t);
+      std::string label = e.label;
+      for (int n = 2; std::any_of(plan_.entries.begin(), plan_.entries.end(),
+                                  [&](const suite_entry& o) { return o.label == label; });
+           ++n)
+        label = fmt::format("{}-{}", e.label, n);
+      e.label = label;
+      plan_.entries.push_back(std::move(e));
+    } catch (const input_error& err) {
+      for (const auto& d : err.diags().items()) diags_.add(d.where, d.message);
+      if (err.diags().empty()) diags_.add(f.at, err.what());
+      if (!f.at.file.empty()) diags_.add(f.at, fmt::format("{} (listed here) is not a valid scenario: see above", f.file));
+    }
+  }
+
+  void filter() {
+    plan_.filters = req_.filters;
+    if (req_.filters.empty() || !diags_.empty()) return;
+    std::vector<std::string> known;
+    for (const auto& e : plan_.entries)
+      for (const auto& t : e.tags)
+        if (std::find(known.begin(), known.end(), t) == known.end()) known.push_back(t);
+    for (const auto& t : req_.filters)
+      if (std::find(known.begin(), known.end(), t) == known.end())
+        diags_.add({"", 0, 0, "--filter " + t},
+                   fmt::format("no scenario of the suite has tag '{}'{}; tags: {}", t, did_you_mean(t, known),
+                               known.empty() ? "none (a scenario's `tags = [...]`, or a suite entry's)"
+                                             : fmt::format("{}", fmt::join(known, ", "))));
+    std::vector<suite_entry> kept;
+    for (auto& e : plan_.entries) {
+      const bool any = std::any_of(e.tags.begin(), e.tags.end(), [&](const std::string& t) {
+        return std::find(req_.filters.begin(), req_.filters.end(), t) != req_.filters.end();
+      });
+      if (any) kept.push_back(std::move(e));
+      else plan_.filtered_out.push_back(e.label);
+    }
+    plan_.entries = std::move(kept);
+  }
+
+  const suite_request& req_;
+  diagnostics diags_;
+  suite_plan plan_;
+  std::vector<pending> found_;
+  std::vector<std::string> open_;  // suite files being expanded (a loop is refused)
+  bool first_suite_ = true;
+};
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  return buf;
+}
+
+// Without a report, the exit code says what happened.
+std::string status_of_exit(int code) {
+  switch (code) {
+    case exit_ok: return "ok";
+    case exit_expectations: return "checks_failed";
+    case exit_usage: return "invalid";
+    case exit_capability: return "refused";
+    case exit_stale_state: return "stale_state";
+    case 130:
+    case 143: return "interrupted";
+    default: return "failed";
+  }
+}
+
+}  // namespace
+
+suite_plan plan_suite(const suite_request& req) { return suite_planner(req).plan(); }
+
+int run_suite(const suite_plan& plan, const run_options& opts, const std::string& junit) {
+  std::ostream& out = opts.out ? *opts.out : std::cout;
+  const bool named_suite = plan.name.size() >= 5 && plan.name.compare(plan.name.size() - 5, 5, "suite") == 0;
+  const directory suite_dir = make_run_dir(opts.out_base, named_suite ? plan.name : plan.name + "-suite");
+  suite_summary sum;
+  sum.rig_version = RIG_VERSION;
+  sum.name = plan.name;
+  sum.description = plan.description;
+  sum.dir = suite_dir.path();
+  sum.started_utc = utc_now();
+  sum.filters = plan.filters;
+  sum.filtered_out = plan.filtered_out;
+  const size_t n = plan.entries.size();
+  out << fmt::format("rig suite: {} — {} scenario{}{}, in {}\n", plan.name, n, n == 1 ? "" : "s",
+                     plan.filtered_out.empty() ? "" : fmt::format(" ({} left out by --filter)", plan.filtered_out.size()),
+                     sum.dir);
+  out.flush();
+  std::vector<std::optional<run_report>> reports(n);
+  const int64_t start = mono_ns();
+  int interrupted = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const suite_entry& e = plan.entries[i];
+    suite_row row;
+    row.label = e.label;
+    row.file = e.file;
+    row.tags = e.tags;
+    row.sets = e.sets;
+    row.phase_duration = e.phase_duration;
+    row.sweep = e.sc.sweep.present;
+    if (interrupted) {
+      sum.rows.push_back(std::move(row));
+      continue;
+    }
+    out << fmt::format("\n[{}/{}] {} — {}{}{}\n", i + 1, n, e.label, e.file,
+                       e.sets.empty() ? "" : fmt::format(" --set {}", fmt::join(e.sets, " --set ")),
+                       e.phase_duration.empty() ? "" : ", every phase " + e.phase_duration);
+    out.flush();
+    run_options ro = opts;
+    ro.out_base = sum.dir;
+    ro.cleanup_first = opts.cleanup_first && i == 0;
+    std::string ran_in;
+    ro.ran_in = &ran_in;
+    const int64_t t0 = mono_ns();
+    const int code = e.sc.sweep.present ? run_sweep(e.sc, e.run_sets, ro) : run_scenario(e.sc, ro);
+    row.duration_s = double(mono_ns() - t0) / 1e9;
+    row.exit_code = code;
+    row.status = status_of_exit(code);
+    if (!ran_in.empty()) row.run_dir = fs::path(ran_in).filename().string();
+    if (!ran_in.empty() && !row.sweep) try {
+        reports[i] = html::read_run_report(ran_in);
+        reports[i]->run_dir = ran_in;
+        fill_row(row, *reports[i]);
+      } catch (const std::exception& ex) {
+        row.why = ex.what();
+        if (code == exit_ok) row.exit_code = exit_runtime;  // no report to read: not a pass
+      }
+    out << fmt::format("[{}/{}] {}: {} (exit {}) in {:.1f} s\n", i + 1, n, e.label, row.status, code, row.duration_s);
+    out.flush();
+    if (code == 130 || code == 143) interrupted = code;
+    sum.rows.push_back(std::move(row));
+  }
+  sum.wall_s = double(mono_ns() - start) / 1e9;
+  const auto failed = sum.failed();
+  sum.exit_code = interrupted ? interrupted : failed.empty() ? exit_ok : exit_expectations;
+  bool written = true;
+  try {
+    suite_dir.write_file("suite.json", to_json(sum).dump(2) + "\n");
+    suite_dir.write_file("suite.html", render_suite_html(sum));
+  } catch (const std::exception& ex) {
+    std::cerr << "rig suite: " << ex.what() << "\n";
+    written = false;
+  }
+  if (!junit.empty()) {
+    std::vector<junit_run> runs;
+    for (size_t i = 0; i < n; ++i) {
+      const suite_row& r = sum.rows[i];
+      std::string why = r.why;
+      if (why.empty() && !r.passed())
+        why = r.status == "not_run" ? "not run: the suite was interrupted before it" : "exit " + std::to_string(r.exit_code);
+      runs.push_back({reports[i] ? &*reports[i] : nullptr, r.label, r.exit_code, why});
+    }
+    std::ofstream jf(junit, std::ios::trunc);
+    jf << junit_xml(runs);
+    jf.flush();
+    if (!jf) {
+      std::cerr << "rig suite: cannot write --junit " << junit << "\n";
+      written = false;
+    }
+  }
+  out << "\n" << suite_table(sum);
+  out << fmt::format("\nsuite: {}/suite.json\n  open {}/suite.html\n", sum.dir, sum.dir);
+  if (failed.empty() && !interrupted) {
+    out << fmt::format("rig suite: all {} passed in {:.1f} s\n", n, sum.wall_s);
+  } else {
+    std::vector<std::string> names;
+    for (const auto* r : failed) names.push_back(fmt::format("{} ({})", r->label, r->status));
+    out << fmt::format("rig suite: {} of {} failed: {}\n", failed.size(), n, fmt::join(names, ", "));
+  }
+  out.flush();
+  if (!written && sum.exit_code == exit_ok) return exit_runtime;
+  return sum.exit_code;
+}
+
+}  // namespace rig
