@@ -19,22 +19,6 @@ std::string toml_literal(opt_type type, const std::string& text) {
 
 namespace {
 
-// Parses written text for a unit-bearing type into base units.
-std::optional<double> parse_unit_text(opt_type t, std::string_view text, std::string* why) {
-  switch (t) {
-    case opt_type::duration:
-      if (auto v = parse_duration_ns(text, why)) return double(*v);
-      return std::nullopt;
-    case opt_type::size:
-      if (auto v = parse_size_bytes(text, why)) return double(*v);
-      return std::nullopt;
-    case opt_type::op_rate: return parse_op_rate(text, why);
-    case opt_type::byte_rate: return parse_byte_rate(text, why);
-    case opt_type::percent: return parse_percent(text, why);
-    default: return std::nullopt;
-  }
-}
-
 std::vector<std::string> allowed_strings(const option_spec& s) {
   return {s.allowed.begin(), s.allowed.end()};
 }
@@ -127,7 +111,7 @@ std::optional<converted> convert(const option_spec& s, const toml::node& node, c
         return fail(fmt::format("{} must be a {} string, {}", where_key, type_name(s.type), unit_hint(s.type)));
       const std::string text = *node.value<std::string>();
       std::string why;
-      auto base = parse_unit_text(s.type, text, &why);
+      auto base = option_number(s.type, text, &why);
       if (!base) return fail(fmt::format("{} = \"{}\": {}", where_key, text, why));
       if (!range_check(*base)) return std::nullopt;
       if (s.type == opt_type::duration || s.type == opt_type::size)

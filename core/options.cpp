@@ -11,6 +11,32 @@
 
 namespace rig {
 
+std::optional<double> option_number(opt_type t, std::string_view text, std::string* why) {
+  switch (t) {
+    case opt_type::duration:
+      if (auto v = parse_duration_ns(text, why)) return double(*v);
+      return std::nullopt;
+    case opt_type::size:
+      if (auto v = parse_size_bytes(text, why)) return double(*v);
+      return std::nullopt;
+    case opt_type::op_rate: return parse_op_rate(text, why);
+    case opt_type::byte_rate: return parse_byte_rate(text, why);
+    case opt_type::percent: return parse_percent(text, why);
+    case opt_type::integer:
+    case opt_type::real: {
+      const std::string s(text);
+      char* end = nullptr;
+      const double v = std::strtod(s.c_str(), &end);
+      if (end != s.c_str() && *end == '\0' && std::isfinite(v)) return v;
+      if (why) *why = "expected a number";
+      return std::nullopt;
+    }
+    default:
+      if (why) *why = fmt::format("a {} has no numeric value", type_name(t));
+      return std::nullopt;
+  }
+}
+
 std::string_view type_name(opt_type t) {
   switch (t) {
     case opt_type::boolean: return "boolean";
@@ -39,8 +65,6 @@ std::string_view unit_hint(opt_type t) {
   }
 }
 
-namespace {
-
 std::string format_base(opt_type t, double v) {
   switch (t) {
     case opt_type::duration: return format_duration_us(v / 1e3);
@@ -52,8 +76,6 @@ std::string format_base(opt_type t, double v) {
     default: return fmt::format("{:g}", v);
   }
 }
-
-}  // namespace
 
 std::string describe_range(const option_spec& s) {
   const bool lo = std::isfinite(s.min), hi = std::isfinite(s.max);

@@ -3,6 +3,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -29,7 +30,11 @@ struct option_spec {
 
 using option_table = std::vector<option_spec>;
 
-std::string_view type_name(opt_type t);    // "duration", "size", ...
+std::string_view type_name(opt_type t);
+// Written text as a number in the type's base units (ns, bytes, 1/s, fraction; integers and
+// reals as themselves); nullopt with `why` when it is not one, or the type has none (strings).
+std::optional<double> option_number(opt_type t, std::string_view text, std::string* why = nullptr);
+std::string format_base(opt_type t, double v);  // a number in base units, written with its unit ("5.00ms")    // "duration", "size", ...
 std::string_view unit_hint(opt_type t);    // "e.g. \"250ms\""
 std::string describe_range(const option_spec& s);  // "1 .. 100000", "" when unbounded
 

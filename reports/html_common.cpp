@@ -56,6 +56,15 @@ pre{background:#f9fafb;border:1px solid #e5e7eb;padding:10px;overflow:auto;font-
 .small{color:#6b7280;font-size:12px}.low{color:#b45309;cursor:help}
 )";
 
+std::string expectations_table(const std::vector<expectation_row>& checks, const std::string& title) {
+  if (checks.empty()) return "";
+  std::string o = "<h2>" + esc(title) + "</h2><table><tr><th></th><th>check</th><th>actual</th></tr>";
+  for (const auto& e : checks)
+    o += fmt::format("<tr><td><span class=\"badge {}\">{}</span></td><td><code>{}</code></td><td>{}</td></tr>",
+                     e.ok ? "ok" : "bad", e.ok ? "pass" : "FAIL", esc(e.expr), esc(e.actual));
+  return o + "</table>\n";
+}
+
 std::string pct_text(double v) { return std::isnan(v) ? "–" : fmt::format("{:.2f}%", v); }
 
 std::string lat_text(double v) { return std::isnan(v) ? "–" : format_duration_us(v); }

@@ -54,6 +54,9 @@ struct columns {
 extern const char* const css;
 
 std::string params_text(const json& p);
+// The checks, each passed or failed with its actual value ("" when there are none): the verdict
+// a campaign gates on, so pages show it first.
+std::string expectations_table(const std::vector<expectation_row>& checks, const std::string& title = "Expectations");
 std::string pct_text(double v);
 std::string lat_text(double v);
 std::string thr_text(double v);

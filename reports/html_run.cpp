@@ -67,16 +67,6 @@ std::string facts(const run_report& r, const std::vector<std::string>& workloads
   return o + "</dl>\n";
 }
 
-// Expectations first: the verdict a campaign gates on.
-std::string expectations(const run_report& r) {
-  if (r.expectations.empty()) return "";
-  std::string o = "<h2>Expectations</h2><table><tr><th></th><th>check</th><th>actual</th></tr>";
-  for (const auto& e : r.expectations)
-    o += fmt::format("<tr><td><span class=\"badge {}\">{}</span></td><td><code>{}</code></td><td>{}</td></tr>",
-                     e.ok ? "ok" : "bad", e.ok ? "pass" : "FAIL", esc(e.expr), esc(e.actual));
-  return o + "</table>\n";
-}
-
 std::string html_cell(const latency_cell& c, uint64_t count) {
   if (c.text.empty()) return "–";
   if (!c.low) return c.text;
@@ -252,7 +242,7 @@ std::string render_html(const run_report& r, const timeseries_table& ts, const s
   const columns cols{ts};
   std::vector<std::string> workloads;
   for (const auto& [w, _] : r.workloads.items()) workloads.push_back(w);
-  std::string o = page_head(r) + facts(r, workloads) + expectations(r) + phase_table(r);
+  std::string o = page_head(r) + facts(r, workloads) + expectations_table(r.expectations) + phase_table(r);
   o += charts(r.phases, cols, workloads) + injections(r.phases) + resources(r.phases);
   if (!r.events.empty()) {
     o += "<h2>Events</h2><table><tr><th>at</th><th>kind</th><th>detail</th></tr>";

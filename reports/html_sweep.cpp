@@ -75,6 +75,16 @@ std::string render_sweep_html(const sweep_summary& sw) {
                    "first level's median.</p>\n",
                    sw.levels.size(), sw.levels.size() == 1 ? "" : "s", sw.repeats, sw.repeats == 1 ? "" : "s",
                    esc(sw.phase), sw.knee_factor);
+  o += fmt::format("<p>Status <span class=\"badge {}\">{}</span></p>\n", sw.status == "ok" ? "ok" : "bad", esc(sw.status));
+  o += expectations_table(sw.expectations, "Checks on the curve (each level's median)");
+  std::string failures;
+  for (const auto& l : sw.levels)
+    for (const auto& f : l.check_failures) failures += "<li>" + esc(sw.param + " = " + l.label + ": " + f) + "</li>";
+  if (!failures.empty())
+    o += "<h2>Levels whose own checks failed</h2><p class=\"small\">" +
+         std::string(sw.levels_may_fail ? "levels_may_fail = true: these do not fail the sweep (an unverified injection still does)."
+                                        : "Each fails the sweep (levels_may_fail = true would accept a failed check).") +
+         "</p><ul>" + failures + "</ul>\n";
   for (const auto& w : workloads) {
     std::vector<std::pair<double, std::string>> markers;
     if (const auto k = sw.knee.find(w); k != sw.knee.end()) markers.push_back({double(k->second.index), "knee"});

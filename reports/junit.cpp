@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "reports/html_common.hpp"
+#include "reports/sweep_report.hpp"
 
 namespace rig {
 
@@ -32,6 +33,30 @@ testcase run_case(const run_report& r, int exit_code) {
   t.failure_message = fmt::format("status {} (exit {}){}", r.status, exit_code, r.failure.empty() ? "" : ": " + r.failure);
   t.detail = detail;
   return t;
+}
+
+// A sweep: it passes when every level ran, every injection was verified and no level failed its
+// own checks (unless levels_may_fail); then a testcase per check on the curve.
+std::vector<testcase> sweep_cases(const sweep_summary& s, int exit_code) {
+  std::vector<testcase> cases;
+  testcase t{"sweep", 0, "", "", ""};
+  std::string detail;
+  bool levels_failed = false;
+  for (const auto& l : s.levels) {
+    for (const auto& f : l.check_failures) detail += fmt::format("{} = {}: {}\n", s.param, l.label, f);
+    levels_failed = levels_failed || l.unverified || (!s.levels_may_fail && !l.check_failures.empty());
+  }
+  if (s.status == "failed" || s.status == "interrupted" || levels_failed) {
+    t.failure_type = s.status;
+    t.failure_message = fmt::format("status {} (exit {}){}", s.status, exit_code,
+                                    levels_failed ? ": a level failed its own checks" : "");
+    t.detail = detail;
+  }
+  cases.push_back(t);
+  for (const auto& e : s.expectations)
+    cases.push_back({"check: " + e.expr, 0, e.ok ? "" : "check_failed",
+                     e.ok ? "" : fmt::format("expected {}, actual {}", e.expr, e.actual), ""});
+  return cases;
 }
 
 std::string suite(const std::string& name, const std::vector<testcase>& cases, bool error) {
@@ -66,8 +91,8 @@ std::string junit_xml(const std::vector<junit_run>& runs) {
     std::vector<testcase> cases;
     bool error = false;
     std::string name = run.name;
-    if (!run.report && run.exit_code == 0) {
-      cases.push_back({"run", 0, "", "", ""});  // a run with no report.json of its own (a sweep) that passed
+    if (run.sweep) {
+      cases = sweep_cases(*run.sweep, run.exit_code);
     } else if (!run.report) {
       // rig could not run it (invalid, refused by the host) or its report is unreadable.
       cases.push_back({"run", 0, "error", fmt::format("exit {}: {}", run.exit_code, run.why), run.why});

@@ -14,6 +14,7 @@ struct junit_run {
   std::string name;                    // the testsuite's name; empty: the report's scenario name
   int exit_code = 0;
   std::string why;                     // when there is no report: what went wrong
+  const struct sweep_summary* sweep = nullptr;  // a sweep: its own testcase and one per check on the curve
 };
 
 std::string junit_xml(const std::vector<junit_run>& runs);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/units.hpp"
+#include "reports/sweep_report.hpp"
 
 namespace rig {
 
@@ -45,6 +46,23 @@ void fill_row(suite_row& row, const run_report& r) {
   row.errors_pct = w.errors_pct;
   for (const auto& m : r.magnification)
     if (m.phase == last.name && m.workload == w.name) row.p99_x = m.p99_x;
+}
+
+void fill_row(suite_row& row, const sweep_summary& s) {
+  row.status = s.status;
+  for (const auto& e : s.expectations)
+    if (!e.ok) row.failed_checks.push_back(e);
+  for (const auto& l : s.levels)
+    for (const auto& f : l.check_failures)
+      row.why += fmt::format("{}{} = {}: {}", row.why.empty() ? "" : "; ", s.param, l.label, f);
+  const auto names = s.workload_names();
+  if (s.levels.empty() || names.empty()) return;
+  const sweep_level& last = s.levels.back();
+  row.phase = s.phase + " at " + last.label;
+  row.workload = names.front();
+  row.throughput_ops_s = last.at(row.workload, "throughput_ops_s").median;
+  row.p50_us = last.at(row.workload, "p50_us").median;
+  row.p99_us = last.at(row.workload, "p99_us").median;
 }
 
 json to_json(const suite_summary& s) {

@@ -42,6 +42,9 @@ struct suite_summary {
 
 // The key figures of a run's report into its row (status, failed checks, figures).
 void fill_row(suite_row& row, const run_report& r);
+// A sweep's: its status, failed curve checks and levels, the last level's medians.
+struct sweep_summary;
+void fill_row(suite_row& row, const sweep_summary& s);
 
 nlohmann::json to_json(const suite_summary& s);  // suite.json
 std::string suite_table(const suite_summary& s);  // the terminal's summary table

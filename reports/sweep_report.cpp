@@ -55,7 +55,9 @@ json to_json(const sweep_summary& s) {
                       {"runs", l.runs},
                       {"workloads", w},
                       {"target", {{"cpu_pct", to_json(l.target_cpu_pct)}, {"rss_max_bytes", to_json(l.target_rss_max_bytes)}}},
-                      {"failed_runs", l.failed_runs}});
+                      {"failed_runs", l.failed_runs},
+                      {"check_failures", l.check_failures},
+                      {"unverified", l.unverified}});
   }
   json knee = json::object();
   for (const auto& [w, k] : s.knee)
@@ -64,8 +66,12 @@ json to_json(const sweep_summary& s) {
                {"p99_us", figure(k.p99_us)},
                {"lowest_p99_us", figure(k.lowest_p99_us)},
                {"first_p99_us", k.first_p99_us}};
-  return {{"scenario", s.scenario}, {"param", s.param},   {"phase", s.phase}, {"repeats", s.repeats},
-          {"knee_factor", s.knee_factor}, {"levels", levels}, {"knee", knee}};
+  json checks = json::array();
+  for (const auto& e : s.expectations) checks.push_back({{"expr", e.expr}, {"ok", e.ok}, {"actual", e.actual}});
+  return {{"scenario", s.scenario},       {"param", s.param},   {"phase", s.phase},
+          {"repeats", s.repeats},         {"knee_factor", s.knee_factor}, {"status", s.status},
+          {"levels_may_fail", s.levels_may_fail}, {"expectations", checks}, {"levels", levels},
+          {"knee", knee}};
 }
 
 }  // namespace rig

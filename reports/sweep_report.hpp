@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "reports/report.hpp"
+
 namespace rig {
 
 // One figure across a level's runs; n = 0 where no run had it (null in sweep.json).
@@ -20,7 +22,10 @@ struct sweep_level {
   std::string label;
   bool baseline = false;  // the level without the swept injector
   std::vector<std::string> runs;  // each run's directory
-  int failed_runs = 0;
+  int failed_runs = 0;  // runs whose status is not ok
+  // Each run's failed [expect] checks and unverified injections: "run 2: FAIL <expr> (actual ...)".
+  std::vector<std::string> check_failures;
+  bool unverified = false;  // a run of the level had an injection not verified in the target
   // workload -> metric (p50_us, p99_us, p999_us, throughput_ops_s, errors_per_s) -> across the runs
   std::map<std::string, std::map<std::string, spread_stat>> workloads;
   spread_stat target_cpu_pct, target_rss_max_bytes;
@@ -40,6 +45,11 @@ struct sweep_summary {
   double knee_factor = 2;
   std::vector<sweep_level> levels;
   std::map<std::string, sweep_knee> knee;  // by workload; none where p99 stayed within the factor
+  std::vector<expectation_row> expectations;  // [sweep] expect, on the medians
+  bool levels_may_fail = false;
+  // ok | checks_failed (a curve check failed, a level failed its own checks, or a level's
+  // injection was not verified) | failed (a run's rig failure) | interrupted
+  std::string status = "ok";
   std::vector<std::string> workload_names() const;  // every workload any level has, first seen first
 };
 

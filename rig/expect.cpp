@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/units.hpp"
+#include "reports/sweep_report.hpp"
 #include "rig/phase_figures.hpp"
 #include "workloads/recorder.hpp"
 
@@ -43,6 +44,37 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && s.front() == ' ') s.erase(0, 1);
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+// "<lhs> <op> <rhs>" at the first comparison operator; false when there is none.
+bool split_comparison(const std::string& text, std::string& lhs, std::string& op, std::string& rhs) {
+  size_t op_at = std::string::npos;
+  for (const auto& o : ops)
+    if (auto at = text.find(o); at != std::string::npos && at < op_at) {
+      op_at = at;
+      op = o;
+    }
+  if (op_at == std::string::npos) return false;
+  // "<=" and "<" start at the same place: prefer the longer operator.
+  if (op_at + 1 < text.size() && text[op_at + 1] == '=' && op.size() == 1) op += '=';
+  lhs = trim(text.substr(0, op_at));
+  rhs = trim(text.substr(op_at + op.size()));
+  return true;
+}
+
+bool compare(double a, const std::string& op, double b) {
+  if (op == "<") return a < b;
+  if (op == "<=") return a <= b;
+  if (op == ">") return a > b;
+  if (op == ">=") return a >= b;
+  if (op == "==") return a == b;
+  return op == "!=" && a != b;
 }
 
 enum class unit_kind { duration_us, count, rate, ratio, bytes, percent, plain };
@@ -111,22 +143,9 @@ std::optional<check_expr> parse_check(const std::string& text, const source_pos&
   check_expr c;
   c.text = text;
   c.where = where;
-  size_t op_at = std::string::npos;
-  for (const auto& o : ops)
-    if (auto at = text.find(o); at != std::string::npos && at < op_at) {
-      op_at = at;
-      c.op = o;
-    }
-  if (op_at == std::string::npos) return fail("expected '<path> <op> <value>' with op one of < <= > >= == !=");
-  // "<=" and "<" start at the same place: prefer the longer operator.
-  if (op_at + 1 < text.size() && text[op_at + 1] == '=' && c.op.size() == 1) c.op += '=';
-  auto trim = [](std::string s) {
-    while (!s.empty() && s.front() == ' ') s.erase(0, 1);
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s;
-  };
-  const std::string lhs = trim(text.substr(0, op_at));
-  c.rhs_text = trim(text.substr(op_at + c.op.size()));
+  std::string lhs;
+  if (!split_comparison(text, lhs, c.op, c.rhs_text))
+    return fail("expected '<path> <op> <value>' with op one of < <= > >= == !=");
   c.path = split(lhs, '.');
   if (!c.path.empty() && c.path[0] == "events") {
     if (c.path.size() != 2 || !contains(event_kinds, c.path[1]))
@@ -254,15 +273,153 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
     }
   }
   if (!actual) return {false, no_value};
-  const double a = *actual, b = c.rhs;
-  bool ok = false;
-  if (c.op == "<") ok = a < b;
-  else if (c.op == "<=") ok = a <= b;
-  else if (c.op == ">") ok = a > b;
-  else if (c.op == ">=") ok = a >= b;
-  else if (c.op == "==") ok = a == b;
-  else if (c.op == "!=") ok = a != b;
-  return {ok, format_actual(kind_of(p), a) + qualifier};
+  return {compare(*actual, c.op, c.rhs), format_actual(kind_of(p), *actual) + qualifier};
+}
+
+}  // namespace rig
+
+namespace rig {
+
+namespace {
+
+const std::vector<std::string> sweep_selectors = {"knee", "level", "all", "max", "min"};
+// A sweep check's figure name -> sweep.json's metric, and how its value is written.
+const std::vector<std::pair<std::string, std::string>> sweep_metrics = {
+    {"p50", "p50_us"}, {"p99", "p99_us"}, {"p999", "p999_us"}, {"throughput", "throughput_ops_s"},
+    {"errors", "errors_per_s"}};
+const std::vector<std::pair<std::string, std::string>> sweep_target_metrics = {{"cpu_pct", "cpu_pct"},
+                                                                               {"rss_max", "rss_max_bytes"}};
+
+unit_kind sweep_unit(const std::string& metric) {
+  if (metric.ends_with("_us")) return unit_kind::duration_us;
+  if (metric == "throughput_ops_s" || metric == "errors_per_s") return unit_kind::rate;
+  if (metric == "rss_max_bytes") return unit_kind::bytes;
+  if (metric == "cpu_pct") return unit_kind::percent;
+  return unit_kind::plain;
+}
+
+std::vector<std::string> names_of(const std::vector<std::pair<std::string, std::string>>& m) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : m) out.push_back(k);
+  return out;
+}
+
+}  // namespace
+
+std::optional<sweep_check> parse_sweep_check(const std::string& text, const source_pos& where,
+                                             const std::vector<std::string>& labels,
+                                             const std::vector<std::string>& workloads, opt_type param_type,
+                                             diagnostics& diags) {
+  auto fail = [&](const std::string& msg) {
+    diags.add(where, "[sweep] check \"" + text + "\": " + msg);
+    return std::optional<sweep_check>{};
+  };
+  sweep_check c;
+  c.text = text;
+  c.where = where;
+  std::string lhs;
+  if (!split_comparison(text, lhs, c.op, c.rhs_text))
+    return fail("expected '<path> <op> <value>' with op one of < <= > >= == !=");
+  std::string rest;
+  if (lhs.rfind("level[", 0) == 0) {
+    const size_t close = lhs.find(']');
+    if (close == std::string::npos || close + 1 >= lhs.size() || lhs[close + 1] != '.')
+      return fail("expected level[LEVEL].<workload>.<figure>, e.g. level[2000/s].rr.p99");
+    c.selector = "level";
+    c.level = trim(lhs.substr(6, close - 6));
+    if (c.level.size() >= 2 && (c.level.front() == '"' || c.level.front() == '\'') && c.level.back() == c.level.front())
+      c.level = c.level.substr(1, c.level.size() - 2);
+    if (!contains(labels, c.level))
+      return fail(fmt::format("no level '{}'{} (levels: {})", c.level, did_you_mean(c.level, labels),
+                              fmt::join(labels, ", ")));
+    rest = lhs.substr(close + 2);
+  } else {
+    const size_t dot = lhs.find('.');
+    c.selector = lhs.substr(0, dot);
+    if (!contains(sweep_selectors, c.selector) || dot == std::string::npos)
+      return fail(fmt::format("expected knee., level[LEVEL]., all., max. or min. first{}",
+                              did_you_mean(c.selector, sweep_selectors)));
+    rest = lhs.substr(dot + 1);
+  }
+  const std::vector<std::string> parts = split(rest, '.');
+  std::vector<std::string> owners = workloads;
+  owners.push_back("target");
+  if (parts.size() != 2) return fail("expected <workload>.<figure> after the selector, e.g. all.rr.errors");
+  c.workload = parts[0];
+  if (!contains(owners, c.workload)) return fail("no workload '" + c.workload + "'" + did_you_mean(c.workload, owners));
+  if (c.selector == "knee") {
+    if (c.workload == "target" || parts[1] != "level")
+      return fail("expected knee.<workload>.level: the level where that workload's p99 turns");
+    c.metric = "level";
+    std::string why;
+    const auto v = option_number(param_type, c.rhs_text, &why);
+    if (!v) return fail(fmt::format("value '{}': {} (a level of the swept key, {})", c.rhs_text, why, unit_hint(param_type)));
+    c.rhs = *v;
+    return c;
+  }
+  const auto& table = c.workload == "target" ? sweep_target_metrics : sweep_metrics;
+  for (const auto& [name, metric] : table)
+    if (name == parts[1]) c.metric = metric;
+  if (c.metric.empty())
+    return fail(fmt::format("no figure '{}' of {} (figures: {}){}", parts[1], c.workload, fmt::join(names_of(table), ", "),
+                            did_you_mean(parts[1], names_of(table))));
+  std::string why;
+  const auto v = parse_rhs(sweep_unit(c.metric), c.rhs_text, why);
+  if (!v) return fail("value '" + c.rhs_text + "': " + why);
+  c.rhs = *v;
+  return c;
+}
+
+check_outcome evaluate_sweep_check(const sweep_check& c, const sweep_summary& s, opt_type param_type) {
+  if (c.selector == "knee") {
+    const auto k = s.knee.find(c.workload);
+    if (k == s.knee.end()) {  // the curve never turned: the knee lies beyond the last level
+      const bool ok = c.op == ">" || c.op == ">=" || c.op == "!=";
+      return {ok, fmt::format("no knee (p99 stayed within {:g}× up to {})", s.knee_factor,
+                              s.levels.empty() ? "-" : s.levels.back().label)};
+    }
+    const auto v = option_number(param_type, k->second.level);
+    if (!v) return {false, fmt::format("knee at '{}', not a number", k->second.level)};
+    return {compare(*v, c.op, c.rhs), fmt::format("knee at {}", k->second.level)};
+  }
+  const unit_kind u = sweep_unit(c.metric);
+  auto figure = [&](const sweep_level& l) {
+    if (c.workload != "target") return l.at(c.workload, c.metric).median;
+    return (c.metric == "cpu_pct" ? l.target_cpu_pct : l.target_rss_max_bytes).median;
+  };
+  const auto at = [&](const sweep_level& l, double v) { return fmt::format("{} at {}", format_actual(u, v), l.label); };
+  if (c.selector == "level") {
+    for (const auto& l : s.levels)
+      if (l.label == c.level || (l.baseline && c.level == "baseline")) {
+        const double v = figure(l);
+        if (std::isnan(v)) return {false, fmt::format("no value at {} (no run of the level has it)", l.label)};
+        return {compare(v, c.op, c.rhs), format_actual(u, v)};
+      }
+    return {false, "no value (level " + c.level + " did not run)"};
+  }
+  if (s.levels.empty()) return {false, "no value (no level ran)"};
+  const sweep_level* pick = nullptr;  // all: the first that fails, else the one nearest failing; max/min: the extreme
+  double pv = NAN;
+  for (const auto& l : s.levels) {
+    const double v = figure(l);
+    if (std::isnan(v)) {
+      if (c.selector == "all") return {false, fmt::format("no value at {} (no run of the level has it)", l.label)};
+      continue;
+    }
+    if (c.selector == "all") {
+      if (!compare(v, c.op, c.rhs)) return {false, at(l, v)};
+      const bool worse = !pick || ((c.op == "<" || c.op == "<=") ? v > pv : (c.op == ">" || c.op == ">=") ? v < pv : false);
+      if (worse) pick = &l, pv = v;
+    } else if (!pick || (c.selector == "max" ? v > pv : v < pv)) {
+      pick = &l, pv = v;
+    }
+  }
+  if (!pick) return {false, "no value (no level has it)"};
+  if (c.selector == "all")
+    return {true, c.op == "==" || c.op == "!="
+                      ? fmt::format("{} (all {} levels hold)", at(*pick, pv), s.levels.size())
+                      : fmt::format("{} (all {} levels hold; the nearest to failing shown)", at(*pick, pv), s.levels.size())};
+  return {compare(pv, c.op, c.rhs), at(*pick, pv)};
 }
 
 }  // namespace rig

@@ -182,10 +182,15 @@ int cmd_proxy(const std::string& listen, const std::string& upstream, const std:
 int cmd_validate(const std::string& file, const std::vector<std::string>& sets, bool allow_remote) {
   try {
     const scenario sc = load_scenario(file, sets, allow_remote);
-    std::cout << fmt::format("{}: OK ({} workload{}, {} injector{}, {} phase{}, {} check{})\n", file,
+    const size_t curve = sc.sweep.checks.size();
+    std::cout << fmt::format("{}: OK ({} workload{}, {} injector{}, {} phase{}, {} check{}{})\n", file,
                              sc.workloads.size(), sc.workloads.size() == 1 ? "" : "s", sc.injectors.size(),
                              sc.injectors.size() == 1 ? "" : "s", sc.phases.size(), sc.phases.size() == 1 ? "" : "s",
-                             sc.checks.size(), sc.checks.size() == 1 ? "" : "s");
+                             sc.checks.size(), sc.checks.size() == 1 ? "" : "s",
+                             sc.sweep.present ? fmt::format(", a sweep of {} level{} with {} check{} on the curve",
+                                                            sc.sweep.labels.size(), sc.sweep.labels.size() == 1 ? "" : "s",
+                                                            curve, curve == 1 ? "" : "s")
+                                              : "");
     return exit_ok;
   } catch (const input_error& e) {
     std::cerr << e.what() << "\n";
@@ -195,17 +200,18 @@ int cmd_validate(const std::string& file, const std::vector<std::string>& sets, 
 
 // --junit FILE: the run as JUnit XML (reports/junit.hpp), written whatever the outcome.
 int write_junit(const std::string& path, const std::string& name, int code, const std::string& run_dir,
-                const std::string& why) {
+                const std::string& why, const sweep_summary* sweep = nullptr) {
   std::optional<run_report> r;
   std::string error = why;
-  if (!run_dir.empty()) try {
+  if (!run_dir.empty() && !sweep) try {
       r = html::read_run_report(run_dir);
     } catch (const std::exception& e) {
       error = e.what();
     }
-  if (!r && error.empty()) error = fmt::format("the run ended with exit {} before its report was written", code);
+  if (!r && !sweep && error.empty())
+    error = fmt::format("the run ended with exit {} before its report was written", code);
   std::ofstream out(path, std::ios::trunc);
-  out << junit_xml({{r ? &*r : nullptr, name, code, error}});
+  out << junit_xml({{r ? &*r : nullptr, name, code, error, sweep}});
   out.flush();
   if (!out) {
     std::cerr << "rig: cannot write --junit " << path << "\n";
@@ -223,10 +229,6 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
     std::cerr << e.what() << "\n";
     return junit.empty() ? exit_usage : write_junit(junit, file, exit_usage, "", e.what());
   }
-  if (sc.sweep.present && !junit.empty()) {
-    std::cerr << "rig run: --junit takes one run; " << file << " is a sweep (run its levels as scenarios)\n";
-    return exit_usage;
-  }
   if (!junit.empty() && !std::ofstream(junit, std::ios::app)) {  // a path it cannot write fails now, not after the run
     std::cerr << "rig run: cannot write --junit " << junit << "\n";
     return exit_usage;
@@ -238,7 +240,18 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
   o.quiet = quiet;
   o.cleanup_first = cleanup_first;
   o.progress_every_s = progress_s;
-  if (sc.sweep.present) return run_sweep(sc, sets, o);
+  if (sc.sweep.present) {
+    sweep_summary summary;
+    std::string dir;
+    o.ran_in = &dir;
+    const int code = run_sweep(sc, sets, o, &summary);
+    // A sweep refused before its levels (exit 2, 3) has no summary: the refusal is the error.
+    const bool summarized = !dir.empty() && code != exit_usage && code != exit_capability;
+    return junit.empty() ? code
+                         : write_junit(junit, sc.name, code, "",
+                                       summarized ? "" : fmt::format("the sweep stopped with exit {}", code),
+                                       summarized ? &summary : nullptr);
+  }
   std::string ran_in;
   o.ran_in = &ran_in;
   const int code = run_scenario(sc, o);

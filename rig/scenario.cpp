@@ -86,6 +86,12 @@ const option_table& sweep_options() {
       {.name = "phase_duration", .type = opt_type::duration, .default_text = "",
        .help = "every phase of each level's run this long (default: as the phases say)", .min = 100e6,
        .max = 7 * 24 * 3600e9},
+      {.name = "expect", .type = opt_type::strings, .default_text = "[]",
+       .help = "checks on the curve, on each level's median: \"knee.rr.level >= 3000/s\", "
+               "\"level[2000/s].rr.p99 < 5ms\", \"all.rr.errors == 0\", \"max.rr.throughput >= 1700/s\"; "
+               "a failing one exits 1"},
+      {.name = "levels_may_fail", .type = opt_type::boolean, .default_text = "false",
+       .help = "true: a level's run whose own [expect] checks fail does not fail the sweep (by default it does)"},
   };
   return t;
 }
@@ -547,9 +553,20 @@ struct loader {
       return;
     }
     if (sw.baseline && !inj) diags.add(v.where("baseline"), "[sweep] baseline = true needs an injector sweep");
+    for (const auto& o : table)
+      if (o.name == sw.param) sw.param_type = o.type;
+    sw.levels_may_fail = v.boolean("levels_may_fail");
     std::vector<source_pos> level_pos;
     if (!sweep_levels(*st, v, sw, level_pos)) return;
     check_levels(sc, text, overrides, level_pos);
+    std::vector<std::string> labels = sw.labels, workload_names;
+    if (sw.baseline) labels.push_back("baseline");
+    for (const auto& w : sc.workloads) workload_names.push_back(w.name);
+    const auto& checks = v.strings("expect");
+    for (size_t i = 0; i < checks.size(); ++i)
+      if (auto c = parse_sweep_check(checks[i], element_pos(st->get("expect"), i, v.where("expect")), labels,
+                                     workload_names, sw.param_type, diags))
+        sw.checks.push_back(std::move(*c));
 
   }
 

@@ -40,6 +40,9 @@ struct sweep_decl {
   double knee_factor = 2;
   std::string phase;      // the measured phase (default: the last)
   int64_t phase_duration_ns = 0;  // every phase this long (0: as the phases say)
+  opt_type param_type = opt_type::string;  // the swept key's type: how a level reads as a number
+  std::vector<sweep_check> checks;         // [sweep] expect: on the curve
+  bool levels_may_fail = false;            // a level's own failed [expect] checks do not fail the sweep
   source_pos where;
   // The --set assignments that make one level's run (index -1: the baseline).
   std::vector<std::string> overrides_for(int level, const std::vector<struct phase_decl>& phases) const;

@@ -272,6 +272,8 @@ int run_suite(const suite_plan& plan, const run_options& opts, const std::string
                      sum.dir);
   out.flush();
   std::vector<std::optional<run_report>> reports(n);
+  std::vector<sweep_summary> sweeps(n);
+  std::vector<bool> summarized(n, false);
   const int64_t start = mono_ns();
   int interrupted = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -297,11 +299,17 @@ int run_suite(const suite_plan& plan, const run_options& opts, const std::string
     std::string ran_in;
     ro.ran_in = &ran_in;
     const int64_t t0 = mono_ns();
-    const int code = e.sc.sweep.present ? run_sweep(e.sc, e.run_sets, ro) : run_scenario(e.sc, ro);
+    const int code = e.sc.sweep.present ? run_sweep(e.sc, e.run_sets, ro, &sweeps[i]) : run_scenario(e.sc, ro);
     row.duration_s = double(mono_ns() - t0) / 1e9;
     row.exit_code = code;
     row.status = status_of_exit(code);
     if (!ran_in.empty()) row.run_dir = fs::path(ran_in).filename().string();
+    // A sweep that stopped before its levels (refused: exit 2 or 3) wrote no summary.
+    summarized[i] = row.sweep && !ran_in.empty() && code != exit_usage && code != exit_capability;
+    if (summarized[i]) {
+      fill_row(row, sweeps[i]);
+      if (code == exit_runtime) row.status = "failed";
+    }
     if (!ran_in.empty() && !row.sweep) try {
         reports[i] = html::read_run_report(ran_in);
         reports[i]->run_dir = ran_in;
@@ -333,7 +341,8 @@ int run_suite(const suite_plan& plan, const run_options& opts, const std::string
       std::string why = r.why;
       if (why.empty() && !r.passed())
         why = r.status == "not_run" ? "not run: the suite was interrupted before it" : "exit " + std::to_string(r.exit_code);
-      runs.push_back({reports[i] ? &*reports[i] : nullptr, r.label, r.exit_code, why});
+      runs.push_back({reports[i] ? &*reports[i] : nullptr, r.label, r.exit_code, why,
+                      summarized[i] ? &sweeps[i] : nullptr});
     }
     std::ofstream jf(junit, std::ios::trunc);
     jf << junit_xml(runs);

@@ -24,6 +24,23 @@ double answered(const workload_phase_result& w, double latency_summary::*k) {
   return w.latency.count > 0 ? w.latency.*k : NAN;
 }
 
+// The levels' own failed checks, then the curve's checks, as a run says its checks.
+void say_sweep_checks(const sweep_summary& s, std::ostream& out) {
+  bool any_level = false;
+  for (const auto& l : s.levels)
+    for (const auto& f : l.check_failures) {
+      if (!any_level)
+        out << (s.levels_may_fail ? "\nlevels whose own checks failed (levels_may_fail = true: the sweep does not "
+                                    "fail for a check):\n"
+                                  : "\nlevels whose own checks failed (each fails the sweep):\n");
+      any_level = true;
+      out << fmt::format("  {} = {}: {}\n", s.param, l.label, f);
+    }
+  if (s.expectations.empty()) return;
+  out << "\nchecks on the curve (each level's median):\n";
+  for (const auto& e : s.expectations) out << fmt::format("  {}  {}  (actual {})\n", e.ok ? "pass" : "FAIL", e.expr, e.actual);
+}
+
 }  // namespace
 
 sweep_summary summarize_sweep(const scenario& sc, const std::vector<std::string>& labels,
@@ -36,9 +53,18 @@ sweep_summary summarize_sweep(const scenario& sc, const std::vector<std::string>
     level.baseline = sw.baseline && li == 0;
     std::map<std::string, std::map<std::string, std::vector<double>>> per;  // workload -> metric -> runs
     std::vector<double> cpu, rss;
-    for (const auto& r : reports[li]) {
+    for (size_t ri = 0; ri < reports[li].size(); ++ri) {
+      const run_report& r = reports[li][ri];
       level.runs.push_back(r.run_dir);
       if (r.status != "ok") ++level.failed_runs;
+      if (r.status == "unverified") level.unverified = true;
+      for (const auto& e : r.expectations)
+        if (!e.ok) level.check_failures.push_back(fmt::format("run {}: FAIL {} (actual {})", ri + 1, e.expr, e.actual));
+      for (const auto& p : r.phases)
+        for (const auto& i : p.injections)
+          if (!i.verified)
+            level.check_failures.push_back(
+                fmt::format("run {}: UNVERIFIED {} in phase {}: {}", ri + 1, i.name, p.name, i.verification));
       const phase_result* ph = r.phase(sw.phase);
       if (!ph) continue;
       const double secs = ph->end_s - ph->start_s;
@@ -80,10 +106,23 @@ sweep_summary summarize_sweep(const scenario& sc, const std::vector<std::string>
       }
     }
   }
+  // The curve's checks, on the medians; then the sweep's status.
+  for (const auto& c : sw.checks) {
+    const check_outcome o = evaluate_sweep_check(c, out, sw.param_type);
+    out.expectations.push_back({c.text, o.ok, o.actual});
+  }
+  out.levels_may_fail = sw.levels_may_fail;
+  const bool curve_ok = std::all_of(out.expectations.begin(), out.expectations.end(),
+                                    [](const expectation_row& e) { return e.ok; });
+  const bool levels_ok = std::all_of(out.levels.begin(), out.levels.end(), [&](const sweep_level& l) {
+    return !l.unverified && (sw.levels_may_fail || l.check_failures.empty());
+  });
+  if (!curve_ok || !levels_ok) out.status = "checks_failed";
   return out;
 }
 
-int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const run_options& opts) {
+int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const run_options& opts,
+              sweep_summary* summary_out) {
   const auto& sw = sc.sweep;
   std::ostream& out = opts.out ? *opts.out : std::cout;
   const bool named_sweep = sc.name.size() >= 5 && sc.name.compare(sc.name.size() - 5, 5, "sweep") == 0;
@@ -147,13 +186,15 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
       }
       out << fmt::format("  [{}/{}] {} = {}{}: {}{}\n", done, total_runs, sw.param, labels[li],
                          sw.repeats > 1 ? fmt::format(" (run {}/{})", rep + 1, sw.repeats) : "",
-                         code == exit_ok || code == exit_expectations ? "ok" : fmt::format("exit {}", code), line);
+                         code == exit_ok ? "ok" : code == exit_expectations ? "checks failed" : fmt::format("exit {}", code), line);
       out.flush();
       if (code == 130 || code == 143) interrupted = code;
       else if (code == exit_usage || code == exit_capability) return code;  // no level can run
       else if (code == exit_runtime) worst = exit_runtime;
     }
-  const sweep_summary summary = summarize_sweep(sc, labels, reports);
+  sweep_summary summary = summarize_sweep(sc, labels, reports);
+  if (worst == exit_runtime) summary.status = "failed";
+  if (interrupted) summary.status = "interrupted";
   sweep_dir.write_file("sweep.json", to_json(summary).dump(2) + "\n");
   sweep_dir.write_file("sweep.html", render_sweep_html(summary));
   // The response curve as a table: medians, the p99 spread, the knee.
@@ -178,9 +219,13 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
   for (const auto& w : sc.workloads)
     if (!summary.knee.count(w.name))
       out << fmt::format("no knee for {}: p99 stayed within {:g}× the first level's\n", w.name, sw.knee_factor);
+  say_sweep_checks(summary, out);
   out << fmt::format("\nsweep: {}/sweep.json\n  open {}/sweep.html\n", dir, dir);
+  if (summary_out) *summary_out = summary;
+  out << "status: " << summary.status << "\n";
   if (interrupted) return interrupted;
-  return worst;
+  if (worst != exit_ok) return worst;
+  return summary.status == "ok" ? exit_ok : exit_expectations;
 }
 
 }  // namespace rig

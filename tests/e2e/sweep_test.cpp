@@ -73,3 +73,68 @@ TEST_CASE("an injector sweep with baseline = true runs a first level without the
   const auto first = nlohmann::json::parse(slurp(sw["levels"][0]["runs"][0].get<std::string>() + "/report.json"));
   CHECK(first["phases"][0]["injections"].empty());  // the proxy toxic was not applied
 }
+
+TEST_CASE("a sweep gates: checks on the curve and each level's own checks fail it (exit 1) unless levels_may_fail") {
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/gate-sweep.toml") << R"(name = "gate-sweep"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+connections = 2
+rate = "100/s"
+[[phases]]
+name = "load"
+duration = "1s"
+[expect]
+checks = ["load.rr.throughput < 250/s"]
+[sweep]
+workload = "rr"
+param = "rate"
+values = ["100/s", "400/s"]
+expect = ["max.rr.throughput >= 300/s", "all.rr.errors == 0", "level[100/s].rr.throughput < 50/s"]
+)";
+  const auto run = run_rig({"run", tmp.path + "/gate-sweep.toml", "--out", tmp.path, "--junit", tmp.path + "/j.xml"},
+                           tmp.path, 60'000);
+  const std::string out = run.stdout_text();
+  INFO(out << run.err);
+  CHECK(run.code == 1);
+  CHECK(out.find("pass  max.rr.throughput >= 300/s") != std::string::npos);
+  CHECK(out.find("pass  all.rr.errors == 0") != std::string::npos);
+  CHECK(out.find("FAIL  level[100/s].rr.throughput < 50/s") != std::string::npos);
+  CHECK(out.find("rate = 400/s: run 1: FAIL load.rr.throughput < 250/s") != std::string::npos);
+  CHECK(out.find("status: checks_failed") != std::string::npos);
+  const auto sw = nlohmann::json::parse(slurp(run.sweep_dir() + "/sweep.json"));
+  CHECK(sw["status"] == "checks_failed");
+  REQUIRE(sw["expectations"].size() == 3);
+  CHECK(sw["expectations"][2]["ok"] == false);
+  CHECK(sw["levels"][0]["check_failures"].empty());
+  CHECK(sw["levels"][1]["check_failures"].size() == 1);
+  const std::string html = slurp(run.sweep_dir() + "/sweep.html");
+  CHECK(html.find("Checks on the curve") != std::string::npos);
+  CHECK(html.find("Levels whose own checks failed") != std::string::npos);
+  const std::string junit = slurp(tmp.path + "/j.xml");
+  CHECK(junit.find("<testsuite name=\"gate-sweep\" tests=\"4\" failures=\"2\"") != std::string::npos);
+
+  // The level's failed check accepted, the curve's checks holding: the sweep passes.
+  const auto ok = run_rig({"run", tmp.path + "/gate-sweep.toml", "--out", tmp.path, "--set", "sweep.levels_may_fail=true",
+                           "--set", "sweep.expect=[\"max.rr.throughput >= 300/s\", \"knee.rr.level >= 400/s\"]"},
+                          tmp.path, 60'000);
+  INFO(ok.stdout_text() << ok.err);
+  CHECK(ok.code == 0);
+  CHECK(ok.stdout_text().find("status: ok") != std::string::npos);
+  const auto sw2 = nlohmann::json::parse(slurp(ok.sweep_dir() + "/sweep.json"));
+  CHECK(sw2["levels"][1]["check_failures"].size() == 1);  // still recorded
+
+  // In a suite, the sweep is one testsuite: its own testcase and one per check on the curve.
+  const auto suite = run_rig({"suite", tmp.path + "/gate-sweep.toml", "--out", tmp.path, "--junit", tmp.path + "/s.xml",
+                              "-q"},
+                             tmp.path, 60'000);
+  INFO(suite.stdout_text());
+  CHECK(suite.code == 1);
+  CHECK(suite.stdout_text().find("1 of 1 failed: gate-sweep (checks_failed)") != std::string::npos);
+  const std::string xml = slurp(tmp.path + "/s.xml");
+  CHECK(xml.find("<testsuites name=\"rig\" tests=\"4\" failures=\"2\" errors=\"0\">") != std::string::npos);
+  CHECK(xml.find("name=\"check: level[100/s].rr.throughput &lt; 50/s\"") != std::string::npos);
+  CHECK(xml.find("a level failed its own checks") != std::string::npos);
+}

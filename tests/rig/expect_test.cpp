@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "reports/sweep_report.hpp"
 #include "rig/expect.hpp"
 
 using namespace rig;
@@ -62,4 +63,86 @@ TEST_CASE("malformed checks are refused with the reason") {
   REQUIRE(d.size() == 5);
   CHECK(d.items()[1].message == "check \"nagle.rr.latncy.p50 > 1ms\": unknown metric 'latncy'; did you mean 'latency'?");
   CHECK(d.items()[3].message == "check \"nagle.rx.latency.p50 > 1ms\": no workload 'rx'; did you mean 'rr'?");
+}
+
+namespace {
+
+// Three levels of a rate sweep: p99 turns at 2000/s (the knee), errors only at the last.
+sweep_summary three_levels() {
+  sweep_summary s;
+  s.param = "workloads.rr.rate";
+  s.knee_factor = 2;
+  const char* labels[] = {"1000/s", "2000/s", "3000/s"};
+  const double p99[] = {1000, 4000, 20000}, thr[] = {990, 1980, 2500}, err[] = {0, 0, 12};
+  for (int i = 0; i < 3; ++i) {
+    sweep_level l;
+    l.label = labels[i];
+    l.workloads["rr"]["p99_us"] = spread_stat::of({p99[i]});
+    l.workloads["rr"]["p50_us"] = spread_stat::of({p99[i] / 4});
+    l.workloads["rr"]["throughput_ops_s"] = spread_stat::of({thr[i]});
+    l.workloads["rr"]["errors_per_s"] = spread_stat::of({err[i]});
+    l.target_cpu_pct = spread_stat::of({30.0 * (i + 1)});
+    s.levels.push_back(l);
+  }
+  s.knee["rr"] = {1, "2000/s", 4000, 4000, 1000};
+  return s;
+}
+
+check_outcome eval_sweep(const std::string& text, const sweep_summary& s) {
+  diagnostics d;
+  auto c = parse_sweep_check(text, {}, {"1000/s", "2000/s", "3000/s"}, {"rr"}, opt_type::op_rate, d);
+  REQUIRE_MESSAGE(c, d.str());
+  return evaluate_sweep_check(*c, s, opt_type::op_rate);
+}
+
+std::string sweep_error(const std::string& text) {
+  diagnostics d;
+  CHECK_FALSE(parse_sweep_check(text, {}, {"1000/s", "2000/s", "3000/s"}, {"rr"}, opt_type::op_rate, d));
+  return d.str();
+}
+
+}  // namespace
+
+TEST_CASE("sweep checks: the knee, one level, every level, the extremes, on the medians") {
+  const sweep_summary s = three_levels();
+  CHECK(eval_sweep("knee.rr.level >= 2000/s", s).ok);
+  CHECK_FALSE(eval_sweep("knee.rr.level >= 3000/s", s).ok);
+  CHECK(eval_sweep("knee.rr.level >= 3000/s", s).actual == "knee at 2000/s");
+  CHECK(eval_sweep("level[2000/s].rr.p99 < 5ms", s).ok);
+  CHECK(eval_sweep("level[\"2000/s\"].rr.p99 < 5ms", s).ok);  // quotes around the label are optional
+  CHECK_FALSE(eval_sweep("level[3000/s].rr.p99 < 5ms", s).ok);
+  CHECK(eval_sweep("level[3000/s].rr.p99 < 5ms", s).actual == "20.00ms");
+  // all: the first level that fails is named.
+  const auto errors = eval_sweep("all.rr.errors == 0", s);
+  CHECK_FALSE(errors.ok);
+  CHECK(errors.actual == "12.0/s at 3000/s");
+  CHECK(eval_sweep("all.rr.p99 < 30ms", s).ok);
+  CHECK(eval_sweep("all.rr.p99 < 30ms", s).actual.find("20.00ms at 3000/s") == 0);  // the nearest to failing
+  CHECK(eval_sweep("max.rr.throughput >= 2500/s", s).ok);
+  CHECK(eval_sweep("max.rr.throughput >= 2500/s", s).actual == "2500.0/s at 3000/s");
+  CHECK_FALSE(eval_sweep("min.rr.throughput > 1000/s", s).ok);
+  CHECK(eval_sweep("max.target.cpu_pct < 95", s).ok);
+  // No knee: the curve never turned, so the knee lies beyond the last level.
+  sweep_summary flat = s;
+  flat.knee.clear();
+  CHECK(eval_sweep("knee.rr.level >= 3000/s", flat).ok);
+  CHECK_FALSE(eval_sweep("knee.rr.level < 3000/s", flat).ok);
+  CHECK(eval_sweep("knee.rr.level < 3000/s", flat).actual.find("no knee") == 0);
+  // A level where nothing answered has no p99: a check on every level cannot pass on it.
+  sweep_summary dead = s;
+  dead.levels[2].workloads["rr"]["p99_us"] = spread_stat::of({});
+  CHECK_FALSE(eval_sweep("all.rr.p99 < 1s", dead).ok);
+  CHECK(eval_sweep("all.rr.p99 < 1s", dead).actual.find("no value at 3000/s") == 0);
+  CHECK_FALSE(eval_sweep("level[3000/s].rr.p99 < 1s", dead).ok);
+}
+
+TEST_CASE("sweep checks: bad ones name what is wrong and the nearest valid name") {
+  CHECK(sweep_error("kne.rr.level >= 1/s").find("did you mean 'knee'?") != std::string::npos);
+  CHECK(sweep_error("level[2500/s].rr.p99 < 1ms").find("no level '2500/s'") != std::string::npos);
+  CHECK(sweep_error("all.rq.p99 < 1ms").find("no workload 'rq'; did you mean 'rr'?") != std::string::npos);
+  CHECK(sweep_error("all.rr.throughput < 5ms").find("value '5ms'") != std::string::npos);
+  CHECK(sweep_error("knee.rr.level >= 5ms").find("value '5ms'") != std::string::npos);  // a rate sweep's levels are rates
+  CHECK(sweep_error("knee.rr.p99 >= 1/s").find("expected knee.<workload>.level") != std::string::npos);
+  CHECK(sweep_error("all.rr.p99").find("expected '<path> <op> <value>'") != std::string::npos);
+  CHECK(sweep_error("all.target.p99 < 1ms").find("figures: cpu_pct, rss_max") != std::string::npos);
 }

@@ -165,9 +165,9 @@ TEST_CASE("docs/scenarios.md shows every key as rig list prints it, and its exam
   for (const auto& l : list.out) printed += l + "\n";
   const auto at = doc.find("## Every key");
   REQUIRE(at != std::string::npos);
-  // Regenerate the block with: build/rig list (between the ``` fences after "## Every key").
+  // Regenerate the block with scripts/update-docs-keys.sh.
   CHECK_MESSAGE(doc.find("```\n" + printed + "```\n", at) != std::string::npos,
-                "docs/scenarios.md's key tables differ from `rig list`: paste its output there again");
+                "docs/scenarios.md's key tables differ from `rig list`: run scripts/update-docs-keys.sh");
   // The example at the top is a scenario rig accepts.
   const auto from = doc.find("```toml\n"), to = doc.find("```\n", from + 8);
   REQUIRE(from != std::string::npos);
