@@ -23,7 +23,11 @@ std::string write_html_report(const std::string& run_dir);
 
 // `rig compare RUN_A RUN_B`: each phase and workload of B beside A (matched by name) with
 // the ratios B/A, as terminal text (returned) and as compare.html written to html_path.
-std::string compare_runs(const std::string& dir_a, const std::string& dir_b, const std::string& html_path);
+// `extra_html`: a section placed after the table (the --fail-if verdict).
+std::string compare_runs(const std::string& dir_a, const std::string& dir_b, const std::string& html_path,
+                         const std::string& extra_html = "");
+// compare.html for repeats or sweeps: the verdict's section alone; returns the path.
+std::string compare_groups_html(const std::string& section, const std::string& html_path);
 
 // sweep.html: the response curve of a sweep (sweep.json as rig/sweep.cpp writes it): each
 // level's median with its spread, the knee marked.

@@ -58,7 +58,8 @@ std::string ratio(double a, double b) {
 
 }  // namespace
 
-std::string compare_runs(const std::string& dir_a, const std::string& dir_b, const std::string& html_path) {
+std::string compare_runs(const std::string& dir_a, const std::string& dir_b, const std::string& html_path,
+                         const std::string& extra_html) {
   const run_report a = read_run_report(dir_a), b = read_run_report(dir_b);
   const auto rows = compare_rows(a, b);
   // The terminal: one line per phase x workload, A then B then B/A.
@@ -109,7 +110,7 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
       o += "<td class=\"n\">" + *v + "</td>";
     o += "</tr>";
   }
-  o += "</table>\n<h2>Over time</h2>\n";
+  o += "</table>\n" + extra_html + "<h2>Over time</h2>\n";
   double x_max = 1;
   for (const auto* x : {&ca, &cb})
     for (double v : x->x())
@@ -141,6 +142,17 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
   if (!out) throw std::runtime_error("cannot write " + html_path);
   out << o;
   return t + "\nB/A below 1×: B's latency is lower, or its throughput is. Charts: " + html_path + "\n";
+}
+
+std::string compare_groups_html(const std::string& section, const std::string& html_path) {
+  const std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>rig compare</title><style>" +
+                        std::string(css) + "</style></head><body>\n<h1>rig compare</h1>\n" + section +
+                        "<p class=\"small\">Ratios are B/A: below 1× B is faster (latency) or slower (throughput). Each "
+                        "run's own report.html is in its directory.</p></body></html>\n";
+  std::ofstream out(html_path);
+  if (!out) throw std::runtime_error("cannot write " + html_path);
+  out << o;
+  return html_path;
 }
 
 }  // namespace rig

@@ -20,10 +20,12 @@
 #include "injectors/proxy_injector.hpp"
 #include "reports/html.hpp"
 #include "reports/html_common.hpp"
+#include "reports/compare_gate.hpp"
 #include "reports/junit.hpp"
 #include "rig/controller.hpp"
 #include "rig/scenario.hpp"
 #include "rig/schema.hpp"
+#include "rig/repeat.hpp"
 #include "rig/suite.hpp"
 #include "rig/sweep.hpp"
 #include "targets/builtin_service.hpp"
@@ -221,7 +223,7 @@ int write_junit(const std::string& path, const std::string& name, int code, cons
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& sets, const std::string& out_dir, bool quiet,
-            int progress_s, bool allow_remote, bool cleanup_first, const std::string& junit) {
+            int progress_s, bool allow_remote, bool cleanup_first, const std::string& junit, int repeat) {
   scenario sc;
   try {
     sc = load_scenario(file, sets, allow_remote);
@@ -240,6 +242,23 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
   o.quiet = quiet;
   o.cleanup_first = cleanup_first;
   o.progress_every_s = progress_s;
+  if (repeat > 1 && sc.sweep.present) {
+    std::cerr << "rig run: " << file << " is a sweep: its [sweep] repeats = N runs each level N times (not --repeat)\n";
+    return exit_usage;
+  }
+  if (repeat > 1) {
+    std::vector<run_report> reports;
+    const int code = run_repeat(sc, repeat, o, &reports);
+    if (junit.empty()) return code;
+    std::vector<junit_run> runs;
+    for (size_t i = 0; i < reports.size(); ++i)
+      runs.push_back({&reports[i], fmt::format("{} run {}", sc.name, i + 1), reports[i].status == "ok" ? 0 : code, ""});
+    if (reports.empty()) runs.push_back({nullptr, sc.name, code, fmt::format("no run finished (exit {})", code)});
+    std::ofstream jf(junit, std::ios::trunc);
+    jf << junit_xml(runs);
+    if (!jf.flush()) std::cerr << "rig: cannot write --junit " << junit << "\n";
+    return code;
+  }
   if (sc.sweep.present) {
     sweep_summary summary;
     std::string dir;
@@ -296,6 +315,43 @@ int cmd_suite(const suite_request& req, const run_options& base, const std::stri
   run_options o = base;
   o.rig_exe = self_exe();
   return run_suite(plan, o, junit);
+}
+
+// rig compare A B [--fail-if ...]: two runs side by side, or repeats and sweeps as ratios of
+// medians with intervals; exit 1 when a threshold is passed.
+int cmd_compare(const std::string& dir_a, const std::string& dir_b, const std::string& html_path,
+                const std::vector<std::string>& fail_ifs) {
+  std::vector<gate_condition> conditions;
+  try {
+    for (const auto& f : fail_ifs) conditions.push_back(parse_fail_if(f));
+  } catch (const input_error& e) {
+    std::cerr << "rig compare: " << e.what() << "\n";
+    return exit_usage;
+  }
+  try {
+    const run_group a = load_group(dir_a), b = load_group(dir_b);
+    const compare_verdict v = compare_groups(a, b, conditions);
+    if (a.kind == "run" && b.kind == "run") {
+      std::cout << compare_runs(dir_a, dir_b, html_path, conditions.empty() ? "" : verdict_html(v));
+      if (!conditions.empty()) std::cout << "\n" << verdict_text(v, false);
+    } else {
+      std::cout << verdict_text(v, true) << "\ncompare.html: " << compare_groups_html(verdict_html(v), html_path) << "\n";
+    }
+    if (!conditions.empty()) {
+      const size_t n = v.regressions();
+      std::cout << (n ? fmt::format("rig compare: {} regression{} past the thresholds (exit 1)\n", n, n == 1 ? "" : "s")
+                      : fmt::format("rig compare: no regression past the thresholds ({} row{} checked)\n", v.rows.size(),
+                                    v.rows.size() == 1 ? "" : "s"));
+      if (n) return exit_expectations;
+    }
+  } catch (const input_error& e) {
+    std::cerr << "rig compare: " << e.what() << "\n";
+    return exit_usage;
+  } catch (const std::exception& e) {
+    std::cerr << "rig compare: " << e.what() << "\n";
+    return exit_usage;
+  }
+  return exit_ok;
 }
 
 int cmd_target(const std::string& bind, int port, const std::string& control, const std::vector<std::string>& sets) {
@@ -364,6 +420,8 @@ struct cli_args {
   std::vector<std::string> paths, filters;
   std::string phase_duration;
   bool dry_run = false;
+  int repeat = 1;
+  std::vector<std::string> fail_ifs;
 };
 
 struct cli_commands {
@@ -386,6 +444,10 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
   c.run->add_option("--junit", a.junit,
                     "also write the run as JUnit XML to this file (a testcase for the run, one per check), for CI "
                     "test reporters");
+  c.run->add_option("--repeat", a.repeat,
+                    "run it N times: each a run directory inside runs/<stamp>-NAME-repeat/, and repeat.json with each "
+                    "figure's median and spread (what a noise-aware rig compare reads)")
+      ->check(CLI::Range(1, 1000));
   c.run->add_flag("-q,--quiet", a.quiet, "no progress or tables: only warnings, failed checks and the status line (for CI)");
   c.run->add_option("--progress", a.progress_s, "seconds between progress lines when stdout is not a terminal")
       ->check(CLI::Range(1, 3600))
@@ -429,9 +491,14 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
   c.report = app.add_subcommand("report", "write RUN_DIR/report.html again from the run's report.json and timeseries.csv");
   c.report->add_option("run_dir", a.run_dir, "a run directory (runs/<stamp>-<scenario>)")->required();
 
-  c.compare = app.add_subcommand("compare", "each phase of RUN_B beside RUN_A with ratios (before/after a fix)");
-  c.compare->add_option("run_a", a.run_a, "the run before (a run directory)")->required();
-  c.compare->add_option("run_b", a.run_b, "the run after")->required();
+  c.compare = app.add_subcommand("compare", "each phase of RUN_B beside RUN_A with ratios (before/after a fix); "
+                                            "--fail-if makes it a gate");
+  c.compare->add_option("run_a", a.run_a, "the run before: a run, a --repeat or a sweep directory")->required();
+  c.compare->add_option("run_b", a.run_b, "the run after (the same kind)")->required();
+  c.compare->add_option("--fail-if", a.fail_ifs,
+                        "exit 1 when B/A of a figure is past a ratio, e.g. \"p99 > 1.20x\", \"throughput < 0.90x\", "
+                        "\"nagle.rr.p99 > 1.5x\" (repeatable); with repeats on both sides, only when the whole 95% "
+                        "interval is past it");
   c.compare->add_option("--out", a.compare_out, "where to write the HTML comparison")->capture_default_str();
 
   c.schema = app.add_subcommand("schema", "print a JSON Schema of the scenario language (for TOML editors)");
@@ -455,7 +522,7 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
 int dispatch(const cli_commands& c, const cli_args& a) {
   try {
     if (*c.workload_helper) return run_workload_helper();
-    if (*c.run) return cmd_run(a.file, a.sets, a.out_dir, a.quiet, a.progress_s, a.allow_remote, a.cleanup_first, a.junit);
+    if (*c.run) return cmd_run(a.file, a.sets, a.out_dir, a.quiet, a.progress_s, a.allow_remote, a.cleanup_first, a.junit, a.repeat);
     if (*c.suite) {
       run_options o;
       o.out_base = a.out_dir;
@@ -471,15 +538,7 @@ int dispatch(const cli_commands& c, const cli_args& a) {
       return exit_ok;
     }
     if (*c.doctor) return cmd_doctor();
-    if (*c.compare) {
-      try {
-        std::cout << compare_runs(a.run_a, a.run_b, a.compare_out);
-      } catch (const std::exception& e) {
-        std::cerr << "rig compare: " << e.what() << "\n";
-        return exit_usage;
-      }
-      return exit_ok;
-    }
+    if (*c.compare) return cmd_compare(a.run_a, a.run_b, a.compare_out, a.fail_ifs);
     if (*c.report) {
       try {
         std::cout << write_html_report(a.run_dir) << "\n";

@@ -245,5 +245,5 @@ TEST_CASE("rig compare: before and after a fix, side by side with ratios, in the
   CHECK(renamed.stdout_text().find("(only in B)") != std::string::npos);
   const auto bad = run_rig({"compare", a, tmp.path + "/none"}, tmp.path);
   CHECK(bad.code == 2);
-  CHECK(bad.err.find("no report.json in " + tmp.path + "/none") != std::string::npos);
+  CHECK(bad.err.find(tmp.path + "/none: no report.json, repeat.json or sweep.json") != std::string::npos);
 }

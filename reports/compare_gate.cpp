@@ -1,0 +1,267 @@
+#include "reports/compare_gate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+
+#include "core/error.hpp"
+#include "core/units.hpp"
+#include "reports/html_common.hpp"
+
+namespace rig {
+
+namespace {
+
+std::string trim(std::string s) {
+  while (!s.empty() && s.front() == ' ') s.erase(0, 1);
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+[[noreturn]] void refuse(const std::string& text, size_t at, const std::string& why) {
+  throw input_error(fmt::format("--fail-if \"{}\": at character {}: {}", text, at + 1, why));
+}
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::vector<double> values(const run_group& g, const std::string& level, const std::string& phase,
+                           const std::string& workload, const std::string& figure) {
+  std::vector<double> out;
+  for (const auto& r : g.runs) {
+    if (r.level != level) continue;
+    const phase_result* p = r.report.phase(phase);
+    const workload_phase_result* w = p ? p->workload(workload) : nullptr;
+    if (!w) continue;
+    const double v = figure_of(*w, figure);
+    if (!std::isnan(v)) out.push_back(v);
+  }
+  return out;
+}
+
+// The 2.5th and 97.5th percentiles of median(B*)/median(A*) over resamples of each side's runs.
+std::pair<double, double> bootstrap(const std::vector<double>& a, const std::vector<double>& b, int resamples,
+                                    uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<double> ratios, sa(a.size()), sb(b.size());
+  std::uniform_int_distribution<size_t> pa(0, a.size() - 1), pb(0, b.size() - 1);
+  for (int i = 0; i < resamples; ++i) {
+    for (auto& x : sa) x = a[pa(rng)];
+    for (auto& x : sb) x = b[pb(rng)];
+    const double ma = median_of(sa);
+    if (ma > 0) ratios.push_back(median_of(sb) / ma);
+  }
+  if (ratios.size() < size_t(resamples) / 2) return {NAN, NAN};
+  std::sort(ratios.begin(), ratios.end());
+  const auto at = [&](double q) { return ratios[std::min(ratios.size() - 1, size_t(q * double(ratios.size())))]; };
+  return {at(0.025), at(0.975)};
+}
+
+bool applies(const gate_condition& c, const ratio_row& r) {
+  return c.figure == r.figure && (c.phase.empty() || c.phase == "*" || c.phase == r.phase) &&
+         (c.workload.empty() || c.workload == "*" || c.workload == r.workload);
+}
+
+// Past the threshold: the whole interval when there is one, else the ratio itself.
+bool past(const gate_condition& c, const ratio_row& r) {
+  const bool up = c.op[0] == '>';
+  const double v = std::isnan(r.lo) ? r.ratio : (up ? r.lo : r.hi);
+  if (c.op == ">") return v > c.ratio;
+  if (c.op == ">=") return v >= c.ratio;
+  if (c.op == "<") return v < c.ratio;
+  return v <= c.ratio;
+}
+
+std::string fig_text(const std::string& figure, double v) {
+  if (std::isnan(v)) return "-";
+  return figure == "throughput" ? format_count(v) + "/s" : format_duration_us(v);
+}
+
+std::string ratio_text(double v) { return std::isnan(v) ? "-" : fmt::format("{:.2f}×", v); }
+
+std::string interval_text(const ratio_row& r) {
+  return std::isnan(r.lo) ? "-" : fmt::format("[{:.2f}×, {:.2f}×]", r.lo, r.hi);
+}
+
+std::string row_name(const ratio_row& r) {
+  return (r.level.empty() ? "" : "[" + r.level + "] ") + r.phase + "." + r.workload + "." + r.figure;
+}
+
+std::string describe(const run_group& g) {
+  const size_t n = g.runs.size();
+  if (g.kind == "run") return g.dir + " (one run)";
+  return fmt::format("{} ({}, {} run{})", g.dir, g.kind, n, n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+gate_condition parse_fail_if(const std::string& text) {
+  gate_condition c;
+  c.text = text;
+  size_t op_at = std::string::npos;
+  for (const char* o : {">=", "<=", ">", "<"})
+    if (const size_t at = text.find(o); at != std::string::npos && at < op_at) {
+      op_at = at;
+      c.op = o;
+    }
+  for (const char* eq : {"==", "!="})
+    if (const size_t at = text.find(eq); at != std::string::npos && at < op_at)
+      refuse(text, at, "a gate compares with >, >=, < or <= (a ratio is never exactly equal)");
+  if (op_at == std::string::npos) refuse(text, 0, "expected FIGURE > RATIOx or FIGURE < RATIOx, e.g. \"p99 > 1.20x\"");
+  if (c.op.size() == 1 && op_at + 1 < text.size() && text[op_at + 1] == '=') c.op += '=';
+  const std::string lhs = trim(text.substr(0, op_at));
+  std::string rhs = trim(text.substr(op_at + c.op.size()));
+  std::vector<std::string> parts;
+  for (size_t at = 0;;) {
+    const size_t dot = lhs.find('.', at);
+    parts.push_back(lhs.substr(at, dot - at));
+    if (dot == std::string::npos) break;
+    at = dot + 1;
+  }
+  if (parts.size() != 1 && parts.size() != 3)
+    refuse(text, 0, "expected FIGURE or PHASE.WORKLOAD.FIGURE ('*' for every phase or workload) before the comparison");
+  c.figure = parts.back();
+  if (parts.size() == 3) {
+    c.phase = parts[0];
+    c.workload = parts[1];
+  }
+  const auto& figs = group_figures();
+  if (std::find(figs.begin(), figs.end(), c.figure) == figs.end())
+    refuse(text, lhs.rfind(c.figure), fmt::format("no figure '{}' (figures: p50, p90, p99, p999, mean, max, throughput){}",
+                                                  c.figure, did_you_mean(c.figure, figs)));
+  const size_t rhs_at = text.find(rhs, op_at);
+  if (rhs.empty() || (rhs.back() != 'x' && rhs.back() != 'X'))
+    refuse(text, rhs_at, "the threshold is a ratio of B to A written with an x, e.g. 1.20x");
+  rhs.pop_back();
+  char* end = nullptr;
+  c.ratio = std::strtod(rhs.c_str(), &end);
+  if (rhs.empty() || *end != '\0' || !(c.ratio > 0) || !std::isfinite(c.ratio))
+    refuse(text, rhs_at, "the ratio must be a positive number, e.g. 1.20x");
+  return c;
+}
+
+size_t compare_verdict::regressions() const {
+  return size_t(std::count_if(rows.begin(), rows.end(), [](const ratio_row& r) { return !r.failed.empty(); }));
+}
+
+compare_verdict compare_groups(const run_group& a, const run_group& b, const std::vector<gate_condition>& conditions,
+                               int resamples) {
+  if ((a.kind == "sweep") != (b.kind == "sweep"))
+    throw input_error(fmt::format("{} is a {} and {} a {}: compare a sweep with a sweep, runs or repeats with each other",
+                                  a.dir, a.kind, b.dir, b.kind));
+  compare_verdict v;
+  v.a_desc = describe(a);
+  v.b_desc = describe(b);
+  // The rows: (level, phase, workload) of A that B has too, in A's order.
+  struct key {
+    std::string level, phase, workload;
+  };
+  std::vector<key> keys;
+  std::vector<std::string> phases, workloads;
+  for (const auto& r : a.runs)
+    for (const auto& p : r.report.phases)
+      for (const auto& w : p.workloads) {
+        if (std::find(phases.begin(), phases.end(), p.name) == phases.end()) phases.push_back(p.name);
+        if (std::find(workloads.begin(), workloads.end(), w.name) == workloads.end()) workloads.push_back(w.name);
+        const bool in_b = std::any_of(b.runs.begin(), b.runs.end(), [&](const group_run& br) {
+          const phase_result* bp = br.level == r.level ? br.report.phase(p.name) : nullptr;
+          return bp && bp->workload(w.name);
+        });
+        const bool seen = std::any_of(keys.begin(), keys.end(), [&](const key& k) {
+          return k.level == r.level && k.phase == p.name && k.workload == w.name;
+        });
+        if (in_b && !seen) keys.push_back({r.level, p.name, w.name});
+      }
+  for (const auto& c : conditions) {
+    if (!c.phase.empty() && c.phase != "*" && std::find(phases.begin(), phases.end(), c.phase) == phases.end())
+      throw input_error(fmt::format("--fail-if \"{}\": no phase '{}' in {}{}", c.text, c.phase, a.dir,
+                                    did_you_mean(c.phase, phases)));
+    if (!c.workload.empty() && c.workload != "*" &&
+        std::find(workloads.begin(), workloads.end(), c.workload) == workloads.end())
+      throw input_error(fmt::format("--fail-if \"{}\": no workload '{}' in {}{}", c.text, c.workload, a.dir,
+                                    did_you_mean(c.workload, workloads)));
+  }
+  std::vector<std::string> figures;
+  for (const auto& c : conditions)
+    if (std::find(figures.begin(), figures.end(), c.figure) == figures.end()) figures.push_back(c.figure);
+  if (figures.empty()) figures = {"p50", "p99", "throughput"};
+  bool intervals = false;
+  uint64_t seed = 1;
+  for (const auto& k : keys)
+    for (const auto& f : figures) {
+      ratio_row r{k.level, k.phase, k.workload, f};
+      const auto va = values(a, k.level, k.phase, k.workload, f), vb = values(b, k.level, k.phase, k.workload, f);
+      r.n_a = va.size();
+      r.n_b = vb.size();
+      r.a = median_of(va);
+      r.b = median_of(vb);
+      bool applicable = false;
+      for (const auto& c : conditions) applicable = applicable || applies(c, r);
+      if (!conditions.empty() && !applicable) continue;
+      if (va.empty()) {
+        r.note = "A has no value (nothing answered): no ratio";
+      } else if (vb.empty()) {
+        r.note = "B has no value: nothing answered where A did";
+        for (const auto& c : conditions)
+          if (applies(c, r) && c.figure != "throughput") r.failed.push_back(c.text);
+      } else if (!(r.a > 0)) {
+        r.note = "A is 0: no ratio";
+      } else {
+        r.ratio = r.b / r.a;
+        if (va.size() >= 2 && vb.size() >= 2) {
+          std::tie(r.lo, r.hi) = bootstrap(va, vb, resamples, seed++);
+          intervals = true;
+        }
+        for (const auto& c : conditions)
+          if (applies(c, r) && past(c, r)) r.failed.push_back(c.text);
+      }
+      v.rows.push_back(std::move(r));
+    }
+  v.method = intervals ? fmt::format("B/A is the ratio of the medians over the runs, with its 95% interval from a "
+                                     "bootstrap over the repeats ({} resamples of each side's runs); a regression "
+                                     "only when the whole interval is past the threshold",
+                                     resamples)
+                       : "B/A is the ratio of the figures (one run a side: no interval, so noise is not accounted "
+                         "for; `rig run --repeat N` on both sides gives a noise-aware decision)";
+  return v;
+}
+
+std::string verdict_text(const compare_verdict& v, bool rows_too) {
+  std::string o = fmt::format("A: {}\nB: {}\n{}\n", v.a_desc, v.b_desc, v.method);
+  if (rows_too) {
+    o += fmt::format("\n{:<34} {:>7} {:>12} {:>12} {:>8} {:>18}\n", "[level] phase.workload.figure", "runs", "A", "B", "B/A",
+                     "95% interval");
+    for (const auto& r : v.rows)
+      o += fmt::format("{:<34} {:>7} {:>12} {:>12} {:>8} {:>18}{}\n", row_name(r), fmt::format("{}/{}", r.n_a, r.n_b),
+                       fig_text(r.figure, r.a), fig_text(r.figure, r.b), ratio_text(r.ratio), interval_text(r),
+                       !r.failed.empty() ? "  REGRESSION" : r.note.empty() ? "" : "  (" + r.note + ")");
+  }
+  for (const auto& r : v.rows)
+    for (const auto& c : r.failed)
+      o += fmt::format("FAIL {}: {} {}{} (A {}, B {}){}\n", c, row_name(r), ratio_text(r.ratio),
+                       std::isnan(r.lo) ? "" : ", 95% interval " + interval_text(r), fig_text(r.figure, r.a),
+                       fig_text(r.figure, r.b), r.note.empty() ? "" : "; " + r.note);
+  return o;
+}
+
+std::string verdict_html(const compare_verdict& v) {
+  using html::esc;
+  std::string o = "<h2>Ratios and thresholds</h2><p class=\"small\">" + esc(v.method) +
+                  "</p><table><tr><th>level</th><th>phase</th><th>workload</th><th>figure</th><th>runs A/B</th>"
+                  "<th>A</th><th>B</th><th>B/A</th><th>95% interval</th><th></th></tr>\n";
+  for (const auto& r : v.rows)
+    o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}/{}</td><td class=\"n\">{}</td>"
+                     "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
+                     esc(r.level), esc(r.phase), esc(r.workload), esc(r.figure), r.n_a, r.n_b, esc(fig_text(r.figure, r.a)),
+                     esc(fig_text(r.figure, r.b)), esc(ratio_text(r.ratio)), esc(interval_text(r)),
+                     !r.failed.empty() ? "<span class=\"badge bad\">" + esc(r.failed.front()) + "</span>"
+                                       : esc(r.note));
+  return o + "</table>\n";
+}
+
+}  // namespace rig

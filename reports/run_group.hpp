@@ -1,0 +1,49 @@
+#pragma once
+// Several runs of one scenario read as one result: a repeat (rig run --repeat N) or a sweep's
+// levels. What repeat.json holds, and what `rig compare` reads from either side.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "reports/report.hpp"
+#include "reports/sweep_report.hpp"
+
+namespace rig {
+
+// The figures a repeat summarizes and a comparison gates on, by the name --fail-if uses.
+const std::vector<std::string>& group_figures();  // p50, p90, p99, p999, mean, max, throughput
+// A workload's figure in a phase; NaN where there is none (no successful reply).
+double figure_of(const workload_phase_result& w, const std::string& figure);
+
+struct group_run {
+  std::string level;  // a sweep's level label; "" for a run or a repeat
+  run_report report;
+};
+
+struct run_group {
+  std::string dir;
+  std::string kind;  // run | repeat | sweep
+  std::vector<group_run> runs;
+  size_t runs_at(const std::string& level) const;
+};
+
+// A run directory (report.json), a repeat's (repeat.json) or a sweep's (sweep.json); throws
+// naming the directory and what is missing.
+run_group load_group(const std::string& dir);
+
+// repeat.json: each phase's workloads, each figure's median and spread over the runs.
+struct repeat_summary {
+  std::string scenario;
+  int repeats = 0;
+  std::vector<std::string> runs, statuses;
+  struct row {
+    std::string phase, workload;
+    std::map<std::string, spread_stat> figures;  // by group_figures() name, and errors_pct
+  };
+  std::vector<row> rows;
+};
+repeat_summary summarize_repeat(const std::string& scenario, const std::vector<run_report>& runs);
+nlohmann::json to_json(const repeat_summary& s);
+std::string repeat_table(const repeat_summary& s);  // the terminal's
+
+}  // namespace rig
