@@ -83,6 +83,23 @@ histogram histogram::from_wire(const nlohmann::json& j) {
   return h;
 }
 
+histogram histogram::from_buckets(const std::vector<std::pair<uint32_t, uint64_t>>& buckets) {
+  histogram h;
+  for (const auto& [i, c] : buckets) {
+    if (i >= uint32_t(counts_length()) || (!h.sparse_.empty() && i <= h.sparse_.back().first))
+      throw std::out_of_range("histogram: bucket index out of order or range");
+    if (!c) continue;
+    h.sparse_.emplace_back(i, c);
+    h.total_ += c;
+    h.sum_ += int64_t(c) * ((lowest_equivalent(int(i)) + highest_equivalent(int(i))) / 2);
+  }
+  if (h.total_) {
+    h.min_ = lowest_equivalent(int(h.sparse_.front().first));
+    h.max_ = highest_equivalent(int(h.sparse_.back().first));
+  }
+  return h;
+}
+
 void histogram::merge(const histogram& other) {
   if (!counts_.empty()) {
     other.visit([&](int i, uint64_t c) {

@@ -68,8 +68,9 @@ class histogram {
   static int64_t highest_equivalent(int index);
   static int counts_length();
 
- private:
-  void expand();
+  // A histogram from its non-empty buckets (index order), as a decoder reads them: min and
+  // max are their buckets' edges and the sum their midpoints' (exact to 3 digits).
+  static histogram from_buckets(const std::vector<std::pair<uint32_t, uint64_t>>& buckets);
   // Calls f(index, count) for each non-empty bucket in index order until f returns false.
   template <class F>
   void visit(F f) const {
@@ -81,6 +82,9 @@ class histogram {
         if (!f(int(i), c)) return;
     }
   }
+
+ private:
+  void expand();
   std::vector<uint64_t> counts_;                       // dense: every bucket (empty when compact)
   std::vector<std::pair<uint32_t, uint64_t>> sparse_;  // compact: the non-empty buckets, by index
   uint64_t total_ = 0, underflows_ = 0, overflows_ = 0;

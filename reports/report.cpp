@@ -162,6 +162,9 @@ phase_result read_phase(const nlohmann::json& j, const std::vector<std::string>&
     w.generator_warning = rd.get<std::string>(g, "warning");
     if (x.contains("status")) w.status = x.at("status").get<std::map<std::string, uint64_t>>();
     if (x.contains("counts")) w.counts = x.at("counts").get<std::map<std::string, uint64_t>>();
+    if (x.contains("histograms") && x.at("histograms").is_object())
+      for (const char* k : {"latency", "service", "send_lag"})
+        if (x.at("histograms").contains(k)) w.hdr[k] = x.at("histograms").at(k).get<std::string>();
     p.workloads.push_back(std::move(w));
   }
   p.resources = rd.get<nlohmann::json>(j, "resources", nlohmann::json::object());
@@ -195,6 +198,11 @@ nlohmann::json to_json(const phase_result& p) {
                                  {"warning", w.generator_warning}}}};
     if (!w.status.empty()) wl[w.name]["status"] = w.status;
     if (!w.counts.empty()) wl[w.name]["counts"] = w.counts;
+    if (!w.hdr.empty()) {
+      json h = {{"encoding", "HdrHistogram V2 compressed, base64"}, {"unit", "ns"}};
+      for (const auto& [k, v] : w.hdr) h[k] = v;
+      wl[w.name]["histograms"] = h;
+    }
   }
   return {{"name", p.name},
           {"start_s", p.start_s},

@@ -36,6 +36,9 @@ struct workload_phase_result {
   std::map<std::string, uint64_t> counts;  // the workload's own tallies (memory: page faults)
   uint64_t late_sends = 0;        // sent > 1 ms after the op was allowed to go
   std::string generator_warning;  // set when the generator, not the target, limited the phase
+  // latency, service, send_lag: the phase's whole histograms, HdrHistogram's compressed V2 in
+  // base64, values in ns (report.json "histograms"); empty in a report older than them
+  std::map<std::string, std::string> hdr;
   uint64_t error_total() const;
 };
 

@@ -156,6 +156,7 @@ int run_scenario(const scenario& given, const run_options& opts) {
   window_sink windows;
   const run_recording rec{clock, windows, clock_cell, pinned_path(run_dir)};
   const int64_t run_start = mono_ns();
+  const double run_start_wall = wall_s();
   clock.start_ns = run_start;
   for (const auto& p : sc.phases) clock.phase_ns.push_back(p.duration_ns);
   phase_store store(sc, plan.workloads, rep.phases, run_dir);
@@ -178,6 +179,11 @@ int run_scenario(const scenario& given, const run_options& opts) {
   }  // the wiring goes: undone in reverse order of its making
   const int64_t run_end = mono_ns();
   windows.finalize(INT64_MAX);
+  try {
+    write_hdr_logs(run_dir, sc, windows.rows(), run_start_wall);
+  } catch (const std::exception& e) {  // the figures stand without them; said, not hidden
+    std::cerr << "rig: the latency interval logs were not written: " << e.what() << "\n";
+  }
 
   // The workloads' figures of the phases not summarized yet, now that every worker thread has joined.
   store.finish();

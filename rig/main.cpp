@@ -21,6 +21,7 @@
 #include "reports/html.hpp"
 #include "reports/html_common.hpp"
 #include "reports/compare_gate.hpp"
+#include "reports/export.hpp"
 #include "reports/junit.hpp"
 #include "rig/controller.hpp"
 #include "rig/scenario.hpp"
@@ -354,6 +355,30 @@ int cmd_compare(const std::string& dir_a, const std::string& dir_b, const std::s
   return exit_ok;
 }
 
+int cmd_export(const std::string& run_dir, const std::string& format, const std::string& out_path) {
+  try {
+    const run_report r = html::read_run_report(run_dir);
+    if (format == "openmetrics") {
+      const std::string text = openmetrics_text(r);
+      if (out_path.empty() || out_path == "-") {
+        std::cout << text;
+      } else {
+        std::ofstream out(out_path, std::ios::trunc);
+        out << text;
+        if (!out.flush()) throw std::runtime_error("cannot write " + out_path);
+        std::cerr << "rig export: " << out_path << "\n";
+      }
+      return exit_ok;
+    }
+    for (const auto& f : export_hdr_logs(run_dir, r, out_path.empty() ? run_dir + "/export" : out_path))
+      std::cout << f << "\n";
+    return exit_ok;
+  } catch (const std::exception& e) {
+    std::cerr << "rig export: " << e.what() << "\n";
+    return exit_usage;
+  }
+}
+
 int cmd_target(const std::string& bind, int port, const std::string& control, const std::vector<std::string>& sets) {
   diagnostics diags;
   std::map<std::string, std::string> origins;
@@ -420,12 +445,13 @@ struct cli_args {
   std::vector<std::string> paths, filters;
   std::string phase_duration;
   bool dry_run = false;
+  std::string format, export_out;
   int repeat = 1;
   std::vector<std::string> fail_ifs;
 };
 
 struct cli_commands {
-  CLI::App *run, *suite, *validate, *list, *proxy, *report, *compare, *schema, *doctor, *cleanup, *workload_helper, *target;
+  CLI::App *run, *suite, *export_, *validate, *list, *proxy, *report, *compare, *schema, *doctor, *cleanup, *workload_helper, *target;
 };
 
 cli_commands define_commands(CLI::App& app, cli_args& a) {
@@ -501,6 +527,18 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
                         "interval is past it");
   c.compare->add_option("--out", a.compare_out, "where to write the HTML comparison")->capture_default_str();
 
+  c.export_ = app.add_subcommand("export", "a run's figures for other tools: HdrHistogram interval logs, OpenMetrics text");
+  c.export_->add_option("run_dir", a.run_dir, "a run directory (runs/<stamp>-<scenario>)")->required();
+  c.export_->add_option("--format", a.format,
+                        "hdr-log: an HdrHistogram interval log per workload, a line per second (HistogramLogProcessor "
+                        "reads it); openmetrics: the phase figures as OpenMetrics text (Prometheus textfile collector, "
+                        "Pushgateway)")
+      ->required()
+      ->check(CLI::IsMember({"hdr-log", "openmetrics"}));
+  c.export_->add_option("--out", a.export_out,
+                        "hdr-log: the directory the logs go in (default: the run directory's export/); openmetrics: "
+                        "the file (default: stdout)");
+
   c.schema = app.add_subcommand("schema", "print a JSON Schema of the scenario language (for TOML editors)");
 
   c.doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
@@ -538,6 +576,7 @@ int dispatch(const cli_commands& c, const cli_args& a) {
       return exit_ok;
     }
     if (*c.doctor) return cmd_doctor();
+    if (*c.export_) return cmd_export(a.run_dir, a.format, a.export_out);
     if (*c.compare) return cmd_compare(a.run_a, a.run_b, a.compare_out, a.fail_ifs);
     if (*c.report) {
       try {

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "core/hdr_codec.hpp"
 #include "core/cgroup.hpp"
 #include "core/proc.hpp"
 #include "core/units.hpp"
@@ -201,6 +202,7 @@ workload_phase_result summarize(const std::string& name, const phase_stats& s, d
   r.latency = latency_summary::of(s.latency);
   r.service = latency_summary::of(s.service);
   r.send_lag = latency_summary::of(s.send_lag);
+  r.hdr = {{"latency", hdr_encode(s.latency)}, {"service", hdr_encode(s.service)}, {"send_lag", hdr_encode(s.send_lag)}};
   r.late_sends = s.late_sends;
   r.counts = s.counts;
   uint64_t replies = 0;

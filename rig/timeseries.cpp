@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/hdr_codec.hpp"
 #include "core/clock.hpp"
 #include "core/proc.hpp"
 
@@ -99,6 +100,17 @@ std::vector<std::string> timeseries_stream::row(const window_sink& windows, cons
   for (auto f : {&io_limits::read_iops, &io_limits::write_iops, &io_limits::read_bps, &io_limits::write_bps})
     row.push_back(cg && cg->io_cap && cg->io_cap.value().*f > 0 ? std::to_string(cg->io_cap.value().*f) : "");
   return row;
+}
+
+void write_hdr_logs(const directory& dir, const scenario& sc, const std::vector<window_row>& rows, double start_wall) {
+  for (const auto& w : sc.workloads) {
+    std::string log = hdr_log_header(start_wall, fmt::format("rig {}: scenario {}, workload {}: latency per second, ns",
+                                                             RIG_VERSION, sc.name, w.name));
+    for (const auto& r : rows)
+      if (r.workload == w.name && !r.hdr.empty())
+        log += fmt::format("{:.3f},1.000,{:.3f},{}\n", double(r.index), r.max_us / 1e3, r.hdr);
+    dir.write_file(w.name + ".latency.hlog", log);
+  }
 }
 
 }  // namespace rig

@@ -37,4 +37,9 @@ class timeseries_stream {
   csv_writer out_;
 };
 
+// WORKLOAD.latency.hlog: each workload's latency a second at a time as an HdrHistogram interval
+// log (HistogramLogProcessor reads it), from the finalized window rows; `start_wall` is when
+// second 0 began (seconds since the epoch).
+void write_hdr_logs(const directory& dir, const scenario& sc, const std::vector<window_row>& rows, double start_wall);
+
 }  // namespace rig

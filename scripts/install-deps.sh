@@ -20,10 +20,12 @@ packages=(
   iproute2                  # tc's netem distribution tables, compared with rig's own in the tests
   nginx-light               # a real HTTP server for the http workload's tests (never started as a service)
   chromium fonts-dejavu-core  # headless, opens report.html in its test (no network: names resolve to nothing)
-  zlib1g-dev                # that test reads Chromium's PNG screenshot
+  zlib1g-dev                # HdrHistogram's compressed encoding; the HTML test reads Chromium's PNG screenshot
   python3-jsonschema        # validates scenarios/ against `rig schema` (with python3's tomllib)
   clang libclang-rt-14-dev  # make fuzz: libFuzzer and clang's ASan/UBSan runtimes
   numactl                   # one of the wrappers the preload shim is tested through (env, taskset, nice, numactl, sh)
+  default-jre-headless libhdrhistogram-java  # HdrHistogram's own decoder and HistogramLogProcessor read what rig exports
+  python3-prometheus-client  # its OpenMetrics parser reads `rig export --format openmetrics`
 )
 for arg in "$@"; do
   case "$arg" in

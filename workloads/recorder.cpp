@@ -8,6 +8,7 @@
 #include <new>
 #include <nlohmann/json.hpp>
 
+#include "core/hdr_codec.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 
@@ -84,7 +85,9 @@ void window_sink::finalize(int64_t before) {
                                   w.errors,
                                   double(w.latency.percentile(50)) / 1e3,
                                   double(w.latency.percentile(99)) / 1e3,
-                                  double(w.latency.percentile(99.9)) / 1e3};
+                                  double(w.latency.percentile(99.9)) / 1e3,
+                                  hdr_encode(w.latency),
+                                  double(w.latency.max()) / 1e3};
     it = open_.erase(it);
   }
 }
@@ -307,13 +310,13 @@ phase_stats phase_stats::from_wire(const nlohmann::json& j) {
 
 nlohmann::json window_row::to_wire() const {
   return {{"workload", workload}, {"index", index}, {"ops", ops}, {"errors", errors}, {"p50_us", p50_us},
-          {"p99_us", p99_us}, {"p999_us", p999_us}};
+          {"p99_us", p99_us}, {"p999_us", p999_us}, {"hdr", hdr}, {"max_us", max_us}};
 }
 
 window_row window_row::from_wire(const nlohmann::json& j) {
   return {j.at("workload").get<std::string>(), j.at("index").get<int64_t>(), j.at("ops").get<uint64_t>(),
           j.at("errors").get<uint64_t>(),      j.at("p50_us").get<double>(), j.at("p99_us").get<double>(),
-          j.at("p999_us").get<double>()};
+          j.at("p999_us").get<double>(),      j.value("hdr", ""),         j.value("max_us", 0.0)};
 }
 
 void window_sink::add_row(const window_row& r) {

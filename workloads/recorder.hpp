@@ -112,6 +112,8 @@ struct window_row {
   int64_t index = 0;  // seconds since run start
   uint64_t ops = 0, errors = 0;
   double p50_us = 0, p99_us = 0, p999_us = 0;
+  std::string hdr;  // the second's latency histogram, HdrHistogram's compressed V2 in base64 (ns)
+  double max_us = 0;
   nlohmann::json to_wire() const;
   static window_row from_wire(const nlohmann::json& j);
 };

@@ -8,9 +8,14 @@
 #include <nlohmann/json.hpp>
 
 #include "../helpers.hpp"
+#include "core/hdr_codec.hpp"
 #include "core/histogram.hpp"
 
 using rig::histogram;
+using rig::base64_decode;
+using rig::base64_encode;
+using rig::hdr_decode;
+using rig::hdr_encode;
 
 namespace {
 // Exact percentile with the histogram's rank rule: the value of rank ceil(p/100 * n).
@@ -186,4 +191,38 @@ TEST_CASE("compact gives the full table's memory back to the allocator") {
   h.compact();
   CHECK(in_use() < before + 4096);  // one bucket kept; the table is gone
   CHECK(h.count() == 1);
+}
+
+TEST_CASE("HdrHistogram's compressed V2 form: the header bytes, and every bucket back the same") {
+  histogram h;
+  std::mt19937_64 rng(7);
+  std::lognormal_distribution<double> d(11, 1.5);
+  for (int i = 0; i < 200000; ++i) h.record(int64_t(d(rng)));
+  h.record(42);              // clamped to 1 us
+  h.record(int64_t(5e12));   // clamped to 1 h
+  const std::string text = hdr_encode(h);
+  // "HISTFAAA": the compressed V2 cookie 0x1c849314, what HdrHistogram's own logs start with.
+  CHECK(text.rfind("HISTFAAA", 0) == 0);
+  const auto raw = base64_decode(text);
+  REQUIRE(raw);
+  CHECK(uint8_t((*raw)[0]) == 0x1c);
+  CHECK(uint8_t((*raw)[3]) == 0x14);
+  std::string why;
+  const auto back = hdr_decode(text, &why);
+  REQUIRE_MESSAGE(back, why);
+  CHECK(back->count() == h.count());
+  for (double p : {0.0, 1.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0})
+    CHECK_MESSAGE(histogram::index_of(back->percentile(p)) == histogram::index_of(h.percentile(p)), "p", p);
+  std::vector<std::pair<int, uint64_t>> a, b;
+  h.visit([&](int i, uint64_t c) { return a.emplace_back(i, c), true; });
+  back->visit([&](int i, uint64_t c) { return b.emplace_back(i, c), true; });
+  CHECK(a == b);
+  // Empty, and not an encoding at all.
+  const auto empty = hdr_decode(hdr_encode(histogram{}));
+  REQUIRE(empty);
+  CHECK(empty->count() == 0);
+  CHECK_FALSE(hdr_decode("not base64 !"));
+  CHECK_FALSE(hdr_decode(base64_encode("HIST but not one")));
+  const std::string bytes("any\0bytes\xff", 10);
+  CHECK(base64_decode(base64_encode(bytes)) == bytes);
 }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <ranges>
 #include <nlohmann/json.hpp>
 
 #include "../helpers.hpp"
@@ -73,4 +74,148 @@ TEST_CASE("rig run --repeat N, then rig compare --fail-if: a 3x slower target is
   const auto bad = run_rig({"compare", fast, slow, "--fail-if", "p50 > 150%"}, tmp.path);
   CHECK(bad.code == 2);
   CHECK(bad.err.find("written with an x") != std::string::npos);
+}
+
+namespace {
+
+// HdrHistogram's own Java library (libhdrhistogram-java), the reference decoder.
+std::string hdr_jar() {
+  for (const char* j : {"/usr/share/java/hdrhistogram.jar", "/usr/share/java/HdrHistogram.jar"})
+    if (fs::exists(j) && !which("java").empty()) return j;
+  return "";
+}
+
+// HistogramLogProcessor's percentile distribution of a log, in ns: (percentile, value, total count) rows.
+struct dist_row {
+  double value, percentile;
+  uint64_t total;
+};
+std::vector<dist_row> log_processor(const std::string& jar, const std::string& log, const std::string& dir) {
+  const auto r = run_program({which("java"), "-cp", jar, "org.HdrHistogram.HistogramLogProcessor", "-i", log, "-csv",
+                              "-outputValueUnitRatio", "1"},
+                             dir, 60'000);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  std::vector<dist_row> rows;
+  for (const auto& l : r.out) {
+    double v = 0, p = 0;
+    unsigned long long n = 0;
+    if (!l.empty() && std::isdigit(static_cast<unsigned char>(l[0])) && std::sscanf(l.c_str(), "%lf,%lf,%llu", &v, &p, &n) == 3)
+      rows.push_back({v, p, n});
+  }
+  REQUIRE(!rows.empty());
+  return rows;
+}
+
+// The value at a percentile the processor prints exactly (0.5, 0.9), and the bracket around another.
+double at(const std::vector<dist_row>& rows, double p) {
+  for (const auto& r : rows)
+    if (std::abs(r.percentile - p) < 1e-12) return r.value;
+  FAIL("no row at percentile " << p);
+  return 0;
+}
+std::pair<double, double> around(const std::vector<dist_row>& rows, double p) {
+  for (size_t i = 1; i < rows.size(); ++i)
+    if (rows[i].percentile >= p) return {rows[i - 1].value, rows[i].value};
+  return {rows.back().value, rows.back().value};
+}
+
+}  // namespace
+
+TEST_CASE("HdrHistogram's own decoder reads report.json's histograms and rig export's interval log: the same percentiles") {
+  const std::string jar = hdr_jar();
+  if (jar.empty()) {
+    MESSAGE("skipped: needs java and HdrHistogram's jar (scripts/install-deps.sh installs default-jre-headless and "
+            "libhdrhistogram-java)");
+    exit(77);
+  }
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/two.toml") << "name = \"two\"\n[target]\nkind = \"builtin\"\nio_wait = \"200us\"\n"
+                                           "[workloads.rr]\nkind = \"tcp\"\nconnections = 4\n"
+                                           "[[phases]]\nname = \"a\"\nduration = \"2s\"\n"
+                                           "[[phases]]\nname = \"b\"\nduration = \"1s\"\n";
+  const auto run = run_rig({"run", tmp.path + "/two.toml", "--out", tmp.path}, tmp.path);
+  REQUIRE(run.code == 0);
+  const auto rep = run.report();
+  uint64_t phase_total = 0;
+  for (const auto& ph : rep["phases"]) {
+    const auto& w = ph["workloads"]["rr"];
+    REQUIRE(w.contains("histograms"));
+    CHECK(w["histograms"]["unit"] == "ns");
+    // The phase's histogram alone as a one-interval log, read by HdrHistogram's Java library.
+    const std::string log = tmp.path + "/" + ph["name"].get<std::string>() + ".hlog";
+    std::ofstream(log) << "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n"
+                       << "0.000,1.000,1.000," << w["histograms"]["latency"].get<std::string>() << "\n";
+    const auto rows = log_processor(jar, log, tmp.path);
+    const auto& lat = w["latency_us"];
+    INFO("phase " << ph["name"]);
+    CHECK(rows.back().total == lat["count"].get<uint64_t>());
+    CHECK(at(rows, 0.5) == doctest::Approx(lat["p50"].get<double>() * 1e3));
+    CHECK(at(rows, 0.9) == doctest::Approx(lat["p90"].get<double>() * 1e3));
+    const auto [lo, hi] = around(rows, 0.99);
+    CHECK(lat["p99"].get<double>() * 1e3 >= lo);
+    CHECK(lat["p99"].get<double>() * 1e3 <= hi);
+    phase_total += lat["count"].get<uint64_t>();
+  }
+  // rig export: the per-second log of the whole run, every line read by the processor.
+  const auto ex = run_rig({"export", run.run_dir(), "--format", "hdr-log", "--out", tmp.path + "/x"}, tmp.path);
+  INFO(ex.err);
+  REQUIRE(ex.code == 0);
+  REQUIRE(ex.out.size() == 1);
+  CHECK(ex.out[0] == tmp.path + "/x/two-rr.latency.hlog");
+  const auto rows = log_processor(jar, ex.out[0], tmp.path);
+  // The seconds hold the phases' requests, and the few that finished after the last phase ended.
+  CHECK(rows.back().total >= phase_total);
+  CHECK(double(rows.back().total) <= double(phase_total) * 1.01);
+  // A line per second of the 3 s run.
+  size_t intervals = 0;
+  for (const auto& l : slurp(ex.out[0]) | std::views::split('\n'))
+    intervals += !std::string_view(l.begin(), l.end()).empty() && std::isdigit(static_cast<unsigned char>(*l.begin()));
+  CHECK(intervals >= 3);
+}
+
+TEST_CASE("rig export --format openmetrics: a Prometheus OpenMetrics parser reads it, the figures as report.json has them") {
+  std::string py;
+  for (const std::string& p : {which("python3"), std::string("/usr/bin/python3")}) {
+    if (p.empty()) continue;
+    auto c = child_process::spawn({.argv = {p, "-c", "import prometheus_client.openmetrics.parser"}, .output_path = "/dev/null"});
+    if (c.wait(30'000) && c.exit_code() == 0) {
+      py = p;
+      break;
+    }
+  }
+  if (py.empty()) {
+    MESSAGE("skipped: needs python3 with prometheus_client (scripts/install-deps.sh installs python3-prometheus-client)");
+    exit(77);
+  }
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/om.toml") << waiting_scenario("500us");
+  const auto run = run_rig({"run", tmp.path + "/om.toml", "--out", tmp.path}, tmp.path);
+  REQUIRE(run.code == 0);
+  const auto ex = run_rig({"export", run.run_dir(), "--format", "openmetrics", "--out", tmp.path + "/m.txt"}, tmp.path);
+  REQUIRE(ex.code == 0);
+  std::ofstream(tmp.path + "/p.py") << R"(import sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
+    for s in fam.samples:
+        labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()))
+        print(f"{s.name}|{labels}|{s.value!r}")
+)";
+  const auto parsed = run_program({py, tmp.path + "/p.py", tmp.path + "/m.txt"}, tmp.path);
+  INFO(parsed.err);
+  REQUIRE(parsed.code == 0);
+  const auto rep = run.report();
+  const auto& w = rep["phases"][0]["workloads"]["rr"];
+  const auto value = [&](const std::string& name, const std::string& labels) {
+    for (const auto& l : parsed.out)
+      if (l.rfind(name + "|" + labels + "|", 0) == 0) return std::stod(l.substr(name.size() + labels.size() + 2));
+    FAIL("no sample " << name << "{" << labels << "}");
+    return 0.0;
+  };
+  CHECK(value("rig_latency_seconds", "phase=steady,quantile=0.99,scenario=waits,workload=rr") ==
+        doctest::Approx(w["latency_us"]["p99"].get<double>() / 1e6));
+  CHECK(value("rig_ops_total", "phase=steady,scenario=waits,workload=rr") == w["ops"].get<double>());
+  CHECK(value("rig_throughput_ops_per_second", "phase=steady,scenario=waits,workload=rr") ==
+        doctest::Approx(w["throughput_ops_s"].get<double>()));
+  CHECK(value("rig_run_ok", "scenario=waits,status=ok") == 1);
 }
