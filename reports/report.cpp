@@ -1,5 +1,7 @@
 #include "reports/report.hpp"
 
+#include "reports/report_schema.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -262,7 +264,8 @@ nlohmann::json to_json(const run_report& r) {
   for (const auto& e : r.events) events.push_back({{"t_s", e.t_s}, {"kind", e.kind}, {"detail", e.detail}});
   json expectations = json::array();
   for (const auto& e : r.expectations) expectations.push_back({{"expr", e.expr}, {"ok", e.ok}, {"actual", e.actual}});
-  json j = {{"rig_version", r.rig_version},
+  json j = {{"report_version", report_version},
+            {"rig_version", r.rig_version},
             {"status", r.status},
             {"scenario", {{"name", r.scenario_name}, {"file", r.scenario_file}, {"description", r.description}}},
             {"host", r.host},

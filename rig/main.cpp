@@ -22,6 +22,7 @@
 #include "reports/html_common.hpp"
 #include "reports/compare_gate.hpp"
 #include "reports/export.hpp"
+#include "reports/report_schema.hpp"
 #include "reports/junit.hpp"
 #include "rig/controller.hpp"
 #include "rig/scenario.hpp"
@@ -444,7 +445,7 @@ struct cli_args {
   std::string junit;
   std::vector<std::string> paths, filters;
   std::string phase_duration;
-  bool dry_run = false;
+  bool dry_run = false, report_schema = false;
   std::string format, export_out;
   int repeat = 1;
   std::vector<std::string> fail_ifs;
@@ -540,6 +541,7 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
                         "the file (default: stdout)");
 
   c.schema = app.add_subcommand("schema", "print a JSON Schema of the scenario language (for TOML editors)");
+  c.schema->add_flag("--report", a.report_schema, "the JSON Schema of report.json instead (what a consumer may rely on)");
 
   c.doctor = app.add_subcommand("doctor", "which injectors work on this host, and why not");
   c.cleanup = app.add_subcommand("cleanup", "undo what a killed rig left on the host (cgroups, processes, namespaces, files), from its journal");
@@ -572,7 +574,7 @@ int dispatch(const cli_commands& c, const cli_args& a) {
     if (*c.validate) return cmd_validate(a.file, a.sets, a.allow_remote);
     if (*c.target) return cmd_target(a.bind_addr, a.port, a.control, a.sets);
     if (*c.schema) {
-      std::cout << scenario_schema().dump(2) << "\n";
+      std::cout << (a.report_schema ? report_schema() : scenario_schema()).dump(2) << "\n";
       return exit_ok;
     }
     if (*c.doctor) return cmd_doctor();

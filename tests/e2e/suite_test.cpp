@@ -163,3 +163,64 @@ TEST_CASE("rig suite --dry-run: the shipped suite and scenarios/ are valid, list
   CHECK(all.code == 0);
   CHECK(all.stdout_text().find(fmt::format("{} scenarios valid", files)) != std::string::npos);
 }
+
+TEST_CASE("every report a suite writes validates against rig schema --report (report_version 1)") {
+  std::string py;
+  for (const std::string& p : {which("python3"), std::string("/usr/bin/python3")}) {
+    if (p.empty()) continue;
+    auto c = child_process::spawn({.argv = {p, "-c", "import jsonschema"}, .output_path = "/dev/null"});
+    if (c.wait(30'000) && c.exit_code() == 0) {
+      py = p;
+      break;
+    }
+  }
+  if (py.empty()) {
+    MESSAGE("skipped: needs python3 with jsonschema (scripts/install-deps.sh installs python3-jsonschema)");
+    exit(77);
+  }
+  temp_dir tmp;
+  const std::string dir = RIG_SOURCE_DIR "/scenarios/";
+  // Different shapes: injections verified and reverted, http status classes, rejections and
+  // failed checks, the target's own counters and a cgroup, a proxy's toxics.
+  const auto r = run_rig({"suite", dir + "quickstart.toml", dir + "silent-limit.toml", dir + "overflow.toml",
+                          dir + "memory-accumulation-fixed.toml", dir + "proxy-toxics.toml", "--phase-duration", "500ms",
+                          "--out", tmp.path, "-q"},
+                         tmp.path, 120'000);
+  INFO(r.stdout_text() << r.err);
+  const std::string sdir = suite_dir(r);
+  REQUIRE(!sdir.empty());
+  const auto s = nlohmann::json::parse(slurp(sdir + "/suite.json"));
+  std::vector<std::string> reports;
+  for (const auto& row : s["scenarios"]) reports.push_back(sdir + "/" + row["run_dir"].get<std::string>() + "/report.json");
+  REQUIRE(reports.size() == 5);
+  const auto schema = run_rig({"schema", "--report"}, tmp.path);
+  REQUIRE(schema.code == 0);
+  std::ofstream(tmp.path + "/report.schema.json") << schema.stdout_text();
+  std::ofstream(tmp.path + "/v.py") << R"(import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft7Validator.check_schema(schema)
+v = jsonschema.Draft7Validator(schema)
+for path in sys.argv[2:]:
+    doc = json.load(open(path))
+    errs = list(v.iter_errors(doc))
+    for e in errs[:5]:
+        print(f"{path}: /{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}")
+    print(f"{path}: {'valid' if not errs else 'INVALID'} status={doc.get('status')}")
+)";
+  std::vector<std::string> argv = {py, tmp.path + "/v.py", tmp.path + "/report.schema.json"};
+  argv.insert(argv.end(), reports.begin(), reports.end());
+  const auto v = run_program(argv, tmp.path);
+  const std::string out = v.stdout_text();
+  INFO(out << v.err);
+  REQUIRE(v.code == 0);
+  CHECK(count(out, ": valid") == 5);
+  CHECK(out.find("status=checks_failed") != std::string::npos);  // overflow fails its checks: still a valid report
+  // The schema is strict: a key it does not know is refused.
+  auto doc = nlohmann::json::parse(slurp(reports[0]));
+  doc["phases"][0]["unknown_key"] = 1;
+  doc.erase("report_version");
+  std::ofstream(tmp.path + "/bad.json") << doc.dump();
+  const auto bad = run_program({py, tmp.path + "/v.py", tmp.path + "/report.schema.json", tmp.path + "/bad.json"}, tmp.path);
+  CHECK(bad.stdout_text().find("'report_version' is a required property") != std::string::npos);
+  CHECK(bad.stdout_text().find("'unknown_key' was unexpected") != std::string::npos);
+}
