@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "reports/html_common.hpp"
 #include "reports/compare_gate.hpp"
 #include "reports/export.hpp"
+#include "reports/history.hpp"
 #include "reports/report_schema.hpp"
 #include "reports/junit.hpp"
 #include "rig/controller.hpp"
@@ -356,6 +358,25 @@ int cmd_compare(const std::string& dir_a, const std::string& dir_b, const std::s
   return exit_ok;
 }
 
+int cmd_history(const std::string& dir, const std::string& scenario, const std::string& out_dir) {
+  try {
+    const history_summary h = read_history(dir, scenario);
+    const std::string out = out_dir.empty() ? dir : out_dir;
+    std::filesystem::create_directories(out);
+    for (const auto& [name, text] : {std::pair{"history.json", to_json(h).dump(2) + "\n"},
+                                     std::pair{"history.html", render_history_html(h)}}) {
+      std::ofstream f(out + "/" + name, std::ios::trunc);
+      f << text;
+      if (!f.flush()) throw std::runtime_error("cannot write " + out + "/" + name);
+    }
+    std::cout << history_table(h) << fmt::format("\nhistory: {}/history.json\n  open {}/history.html\n", out, out);
+    return exit_ok;
+  } catch (const std::exception& e) {
+    std::cerr << "rig history: " << e.what() << "\n";
+    return exit_usage;
+  }
+}
+
 int cmd_export(const std::string& run_dir, const std::string& format, const std::string& out_path) {
   try {
     const run_report r = html::read_run_report(run_dir);
@@ -446,13 +467,13 @@ struct cli_args {
   std::vector<std::string> paths, filters;
   std::string phase_duration;
   bool dry_run = false, report_schema = false;
-  std::string format, export_out;
+  std::string format, export_out, history_dir, history_out, scenario_name;
   int repeat = 1;
   std::vector<std::string> fail_ifs;
 };
 
 struct cli_commands {
-  CLI::App *run, *suite, *export_, *validate, *list, *proxy, *report, *compare, *schema, *doctor, *cleanup, *workload_helper, *target;
+  CLI::App *run, *suite, *export_, *history, *validate, *list, *proxy, *report, *compare, *schema, *doctor, *cleanup, *workload_helper, *target;
 };
 
 cli_commands define_commands(CLI::App& app, cli_args& a) {
@@ -540,6 +561,14 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
                         "hdr-log: the directory the logs go in (default: the run directory's export/); openmetrics: "
                         "the file (default: stdout)");
 
+  c.history = app.add_subcommand("history", "many runs of one scenario over time (one a release): each phase's p50, p99 "
+                                            "and throughput as a trend with its spread, history.html");
+  c.history->add_option("dir", a.history_dir,
+                        "a directory whose subdirectories are runs, --repeat directories, or directories of runs")
+      ->required();
+  c.history->add_option("--scenario", a.scenario_name, "the scenario, when DIR holds runs of several");
+  c.history->add_option("--out", a.history_out, "where history.html and history.json go (default: DIR)");
+
   c.schema = app.add_subcommand("schema", "print a JSON Schema of the scenario language (for TOML editors)");
   c.schema->add_flag("--report", a.report_schema, "the JSON Schema of report.json instead (what a consumer may rely on)");
 
@@ -578,6 +607,7 @@ int dispatch(const cli_commands& c, const cli_args& a) {
       return exit_ok;
     }
     if (*c.doctor) return cmd_doctor();
+    if (*c.history) return cmd_history(a.history_dir, a.scenario_name, a.history_out);
     if (*c.export_) return cmd_export(a.run_dir, a.format, a.export_out);
     if (*c.compare) return cmd_compare(a.run_a, a.run_b, a.compare_out, a.fail_ifs);
     if (*c.report) {

@@ -219,3 +219,47 @@ for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
         doctest::Approx(w["throughput_ops_s"].get<double>()));
   CHECK(value("rig_run_ok", "scenario=waits,status=ok") == 1);
 }
+
+TEST_CASE("rig history: a slow drift over releases, each point's spread, one scenario at a time") {
+  temp_dir tmp;
+  // Three "releases", each a little slower: 1.0, 1.3, 1.6 ms of io_wait; two runs each.
+  int i = 0;
+  for (const char* wait : {"1000us", "1300us", "1600us"}) {
+    std::ofstream(tmp.path + "/w.toml") << waiting_scenario(wait);
+    const std::string point = tmp.path + "/hist/release-" + std::to_string(++i);
+    REQUIRE(run_rig({"run", tmp.path + "/w.toml", "--repeat", "2", "--out", point}, tmp.path, 60'000).code == 0);
+  }
+  const auto h = run_rig({"history", tmp.path + "/hist"}, tmp.path);
+  const std::string out = h.stdout_text();
+  INFO(out << h.err);
+  REQUIRE(h.code == 0);
+  CHECK(out.find("rig history: waits — 3 points") != std::string::npos);
+  CHECK(out.find("p50 ") != std::string::npos);
+  CHECK(out.find("(rose in 2 of 2 steps)") != std::string::npos);
+  const auto j = nlohmann::json::parse(slurp(tmp.path + "/hist/history.json"));
+  REQUIRE(j["points"].size() == 3);
+  CHECK(j["points"][0]["label"] == "release-1");
+  CHECK(j["points"][0]["runs"] == 2);
+  const auto& p50 = j["phases"][0]["figures"]["p50"];
+  CHECK(p50["rises"] == 2);
+  // p50 is the io_wait plus the loopback round trip: 1.6 ms over 1.0 ms is about 1.5x.
+  CHECK(p50["last_over_first"].get<double>() > 1.3);
+  CHECK(p50["last_over_first"].get<double>() < 1.7);
+  for (const auto& pt : p50["points"]) CHECK(pt["n"] == 2);
+  const std::string html = slurp(tmp.path + "/hist/history.html");
+  CHECK(html.find("History of waits") != std::string::npos);
+  CHECK(html.find("<svg") != std::string::npos);
+  CHECK(html.find(">release-3<") != std::string::npos);
+
+  // Runs of another scenario beside them: it must be named.
+  std::ofstream(tmp.path + "/o.toml") << "name = \"other\"\n[target]\nkind = \"builtin\"\n[workloads.rr]\nkind = \"tcp\"\n"
+                                         "connections = 1\n[[phases]]\nname = \"p\"\nduration = \"500ms\"\n";
+  REQUIRE(run_rig({"run", tmp.path + "/o.toml", "--out", tmp.path + "/hist/other"}, tmp.path).code == 0);
+  const auto mixed = run_rig({"history", tmp.path + "/hist"}, tmp.path);
+  CHECK(mixed.code == 2);
+  CHECK(mixed.err.find("runs of 2 scenarios") != std::string::npos);
+  CHECK(run_rig({"history", tmp.path + "/hist", "--scenario", "waits", "--out", tmp.path + "/h2"}, tmp.path).code == 0);
+  const auto typo = run_rig({"history", tmp.path + "/hist", "--scenario", "wait"}, tmp.path);
+  CHECK(typo.code == 2);
+  CHECK(typo.err.find("did you mean 'waits'?") != std::string::npos);
+}
