@@ -263,3 +263,34 @@ TEST_CASE("rig history: a slow drift over releases, each point's spread, one sce
   CHECK(typo.code == 2);
   CHECK(typo.err.find("did you mean 'waits'?") != std::string::npos);
 }
+
+TEST_CASE("rig compare of two sweeps: each level against the same level, with intervals over the repeats") {
+  temp_dir tmp;
+  auto sweep = [&](const std::string& wait) {
+    std::ofstream(tmp.path + "/s.toml") << waiting_scenario(wait)
+                                        << "[sweep]\nworkload = \"rr\"\nparam = \"connections\"\nvalues = [1, 2]\n"
+                                           "repeats = 2\nphase_duration = \"500ms\"\n";
+    const auto r = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path + "/" + wait}, tmp.path, 60'000);
+    INFO(r.stdout_text() << r.err);
+    REQUIRE(r.code == 0);
+    return r.sweep_dir();
+  };
+  const std::string before = sweep("1ms"), after = sweep("3ms");
+  const auto c = run_rig({"compare", before, after, "--fail-if", "p50 > 1.5x", "--out", tmp.path + "/c.html"}, tmp.path);
+  const std::string out = c.stdout_text();
+  INFO(out << c.err);
+  CHECK(c.code == 1);
+  CHECK(out.find("(sweep, 4 runs)") != std::string::npos);
+  CHECK(out.find("FAIL p50 > 1.5x: [1] steady.rr.p50") != std::string::npos);
+  CHECK(out.find("FAIL p50 > 1.5x: [2] steady.rr.p50") != std::string::npos);
+  CHECK(out.find("95% interval") != std::string::npos);
+  // A sweep is compared with a sweep only.
+  const auto one = run_rig({"run", tmp.path + "/s.toml", "--set", "sweep.values=[1]", "--out", tmp.path + "/x"}, tmp.path,
+                           60'000);
+  REQUIRE(one.code == 0);
+  const std::string run_dir =
+      nlohmann::json::parse(slurp(one.sweep_dir() + "/sweep.json"))["levels"][0]["runs"][0].get<std::string>();
+  const auto mixed = run_rig({"compare", before, run_dir}, tmp.path);
+  CHECK(mixed.code == 2);
+  CHECK(mixed.err.find("compare a sweep with a sweep") != std::string::npos);
+}
