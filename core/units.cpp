@@ -161,4 +161,24 @@ std::string format_ratio(double x, int decimals) {
   return fmt::format("{:.{}f}×", x, decimals);
 }
 
+std::string trim(std::string s) {
+  while (!s.empty() && s.front() == ' ') s.erase(0, 1);
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+bool split_comparison(const std::string& text, std::string& lhs, std::string& op, std::string& rhs) {
+  size_t op_at = std::string::npos;
+  for (const char* o : {"<=", ">=", "==", "!=", "<", ">"})
+    if (auto at = text.find(o); at != std::string::npos && at < op_at) {
+      op_at = at;
+      op = o;
+    }
+  if (op_at == std::string::npos) return false;
+  if (op_at + 1 < text.size() && text[op_at + 1] == '=' && op.size() == 1) op += '=';
+  lhs = trim(text.substr(0, op_at));
+  rhs = trim(text.substr(op_at + op.size()));
+  return true;
+}
+
 }  // namespace rig

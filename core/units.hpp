@@ -19,6 +19,12 @@ std::optional<double> parse_percent(std::string_view text, std::string* why = nu
 // parser of `kind` reads: duration, size, op_rate, byte_rate or percent. For editors.
 std::string unit_pattern(std::string_view kind);
 
+// Spaces off both ends.
+std::string trim(std::string s);
+// "<lhs> <op> <rhs>" split at the earliest comparison operator (<=, >=, ==, !=, <, >; the longer
+// one where two start at the same place), both sides trimmed; false when there is none.
+bool split_comparison(const std::string& text, std::string& lhs, std::string& op, std::string& rhs);
+
 // Human-readable forms for terminal output.
 std::string format_duration_us(double us);    // "87.0us", "44.1ms", "1.20s"
 std::string format_bytes(double bytes);       // "512B", "64.0KiB", "1.5MiB"

@@ -13,12 +13,6 @@ namespace rig {
 
 namespace {
 
-std::string trim(std::string s) {
-  while (!s.empty() && s.front() == ' ') s.erase(0, 1);
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
-}
-
 [[noreturn]] void refuse(const std::string& text, size_t at, const std::string& why) {
   throw input_error(fmt::format("--fail-if \"{}\": at character {}: {}", text, at + 1, why));
 }
@@ -103,19 +97,11 @@ std::string describe(const run_group& g) {
 gate_condition parse_fail_if(const std::string& text) {
   gate_condition c;
   c.text = text;
-  size_t op_at = std::string::npos;
-  for (const char* o : {">=", "<=", ">", "<"})
-    if (const size_t at = text.find(o); at != std::string::npos && at < op_at) {
-      op_at = at;
-      c.op = o;
-    }
-  for (const char* eq : {"==", "!="})
-    if (const size_t at = text.find(eq); at != std::string::npos && at < op_at)
-      refuse(text, at, "a gate compares with >, >=, < or <= (a ratio is never exactly equal)");
-  if (op_at == std::string::npos) refuse(text, 0, "expected FIGURE > RATIOx or FIGURE < RATIOx, e.g. \"p99 > 1.20x\"");
-  if (c.op.size() == 1 && op_at + 1 < text.size() && text[op_at + 1] == '=') c.op += '=';
-  const std::string lhs = trim(text.substr(0, op_at));
-  std::string rhs = trim(text.substr(op_at + c.op.size()));
+  std::string lhs, rhs;
+  if (!split_comparison(text, lhs, c.op, rhs))
+    refuse(text, 0, "expected FIGURE > RATIOx or FIGURE < RATIOx, e.g. \"p99 > 1.20x\"");
+  const size_t op_at = text.find(c.op);
+  if (c.op == "==" || c.op == "!=") refuse(text, op_at, "a gate compares with >, >=, < or <= (a ratio is never exactly equal)");
   std::vector<std::string> parts;
   for (size_t at = 0;;) {
     const size_t dot = lhs.find('.', at);

@@ -28,7 +28,6 @@ const std::vector<std::string> workload_metrics = {
     "latency", "service", "send_lag",   "error_latency", "rejected_latency", "all_latency",
     "ops",     "throughput", "errors", "errors_pct",    "status",           "late_sends"};
 const std::vector<std::string> ratio_metrics = {"p50_x", "p99_x", "throughput_x"};
-const std::vector<std::string> ops = {"<=", ">=", "==", "!=", "<", ">"};
 // What report.json's events can be; "events.<kind>" counts them.
 const std::vector<std::string> event_kinds = {"target_exit", "oom_kill", "memory_limit", "phases_skipped",
                                               "interrupted", "cleanup_failed", "errors_began"};
@@ -44,28 +43,6 @@ std::vector<std::string> split(const std::string& s, char sep) {
 
 bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-std::string trim(std::string s) {
-  while (!s.empty() && s.front() == ' ') s.erase(0, 1);
-  while (!s.empty() && s.back() == ' ') s.pop_back();
-  return s;
-}
-
-// "<lhs> <op> <rhs>" at the first comparison operator; false when there is none.
-bool split_comparison(const std::string& text, std::string& lhs, std::string& op, std::string& rhs) {
-  size_t op_at = std::string::npos;
-  for (const auto& o : ops)
-    if (auto at = text.find(o); at != std::string::npos && at < op_at) {
-      op_at = at;
-      op = o;
-    }
-  if (op_at == std::string::npos) return false;
-  // "<=" and "<" start at the same place: prefer the longer operator.
-  if (op_at + 1 < text.size() && text[op_at + 1] == '=' && op.size() == 1) op += '=';
-  lhs = trim(text.substr(0, op_at));
-  rhs = trim(text.substr(op_at + op.size()));
-  return true;
 }
 
 bool compare(double a, const std::string& op, double b) {

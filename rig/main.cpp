@@ -256,7 +256,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
     if (junit.empty()) return code;
     std::vector<junit_run> runs;
     for (size_t i = 0; i < reports.size(); ++i)
-      runs.push_back({&reports[i], fmt::format("{} run {}", sc.name, i + 1), reports[i].status == "ok" ? 0 : code, ""});
+      runs.push_back({&reports[i], fmt::format("{} run {}", sc.name, i + 1), exit_of_status(reports[i].status), ""});
     if (reports.empty()) runs.push_back({nullptr, sc.name, code, fmt::format("no run finished (exit {})", code)});
     std::ofstream jf(junit, std::ios::trunc);
     jf << junit_xml(runs);
@@ -348,10 +348,7 @@ int cmd_compare(const std::string& dir_a, const std::string& dir_b, const std::s
                                     v.rows.size() == 1 ? "" : "s"));
       if (n) return exit_expectations;
     }
-  } catch (const input_error& e) {
-    std::cerr << "rig compare: " << e.what() << "\n";
-    return exit_usage;
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // bad input, or a directory that is not a run, repeat or sweep
     std::cerr << "rig compare: " << e.what() << "\n";
     return exit_usage;
   }

@@ -27,4 +27,28 @@ enum exit_code : int {
   exit_stale_state = 5,  // the host still holds a killed rig's changes: `rig cleanup`, or --cleanup-first
 };
 
+// What an exit code says without a report (a suite's row): ok, checks_failed (exit 1: a failed
+// check or an unverified injection), invalid, refused (the host cannot run it), stale_state,
+// interrupted, failed.
+inline std::string status_of_exit(int code) {
+  switch (code) {
+    case exit_ok: return "ok";
+    case exit_expectations: return "checks_failed";
+    case exit_usage: return "invalid";
+    case exit_capability: return "refused";
+    case exit_stale_state: return "stale_state";
+    case 130:
+    case 143: return "interrupted";
+    default: return "failed";
+  }
+}
+
+// The exit code report.json's status stands for.
+inline int exit_of_status(const std::string& status) {
+  if (status == "ok") return exit_ok;
+  if (status == "checks_failed" || status == "unverified") return exit_expectations;
+  if (status == "interrupted") return 130;
+  return exit_runtime;
+}
+
 }  // namespace rig

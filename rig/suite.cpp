@@ -236,18 +236,72 @@ std::string utc_now() {
   return buf;
 }
 
-// Without a report, the exit code says what happened.
-std::string status_of_exit(int code) {
-  switch (code) {
-    case exit_ok: return "ok";
-    case exit_expectations: return "checks_failed";
-    case exit_usage: return "invalid";
-    case exit_capability: return "refused";
-    case exit_stale_state: return "stale_state";
-    case 130:
-    case 143: return "interrupted";
-    default: return "failed";
+// One scenario of the suite, run: its row, and what its junit testsuite is made from.
+struct entry_outcome {
+  suite_row row;
+  std::optional<run_report> report;
+  sweep_summary sweep;
+  bool summarized = false;  // a sweep that ran its levels (one refused at once wrote no summary)
+};
+
+suite_row row_of(const suite_entry& e) {
+  suite_row row;
+  row.label = e.label;
+  row.file = e.file;
+  row.tags = e.tags;
+  row.sets = e.sets;
+  row.phase_duration = e.phase_duration;
+  row.sweep = e.sc.sweep.present;
+  return row;
+}
+
+entry_outcome run_entry(const suite_entry& e, run_options ro, const std::string& suite_dir) {
+  entry_outcome o{row_of(e), {}, {}, false};
+  suite_row& row = o.row;
+  ro.out_base = suite_dir;
+  std::string ran_in;
+  ro.ran_in = &ran_in;
+  const int64_t t0 = mono_ns();
+  const int code = row.sweep ? run_sweep(e.sc, e.run_sets, ro, &o.sweep) : run_scenario(e.sc, ro);
+  row.duration_s = double(mono_ns() - t0) / 1e9;
+  row.exit_code = code;
+  row.status = status_of_exit(code);
+  if (ran_in.empty()) return o;
+  row.run_dir = fs::path(ran_in).filename().string();
+  if (row.sweep) {
+    o.summarized = code != exit_usage && code != exit_capability;
+    if (o.summarized) {
+      fill_row(row, o.sweep);
+      if (code == exit_runtime) row.status = "failed";
+    }
+    return o;
   }
+  try {
+    o.report = html::read_run_report(ran_in);
+    o.report->run_dir = ran_in;
+    fill_row(row, *o.report);
+  } catch (const std::exception& ex) {
+    row.why = ex.what();
+    if (code == exit_ok) row.exit_code = exit_runtime;  // no report to read: not a pass
+  }
+  return o;
+}
+
+// --junit: a testsuite per scenario; false when the file could not be written.
+bool write_suite_junit(const std::string& path, const std::vector<entry_outcome>& outcomes) {
+  std::vector<junit_run> runs;
+  for (const auto& o : outcomes) {
+    const suite_row& r = o.row;
+    std::string why = r.why;
+    if (why.empty() && !r.passed())
+      why = r.status == "not_run" ? "not run: the suite was interrupted before it" : "exit " + std::to_string(r.exit_code);
+    runs.push_back({o.report ? &*o.report : nullptr, r.label, r.exit_code, why, o.summarized ? &o.sweep : nullptr});
+  }
+  std::ofstream jf(path, std::ios::trunc);
+  jf << junit_xml(runs);
+  jf.flush();
+  if (!jf) std::cerr << "rig suite: cannot write --junit " << path << "\n";
+  return bool(jf);
 }
 
 }  // namespace
@@ -271,22 +325,13 @@ int run_suite(const suite_plan& plan, const run_options& opts, const std::string
                      plan.filtered_out.empty() ? "" : fmt::format(" ({} left out by --filter)", plan.filtered_out.size()),
                      sum.dir);
   out.flush();
-  std::vector<std::optional<run_report>> reports(n);
-  std::vector<sweep_summary> sweeps(n);
-  std::vector<bool> summarized(n, false);
+  std::vector<entry_outcome> outcomes;
   const int64_t start = mono_ns();
   int interrupted = 0;
   for (size_t i = 0; i < n; ++i) {
     const suite_entry& e = plan.entries[i];
-    suite_row row;
-    row.label = e.label;
-    row.file = e.file;
-    row.tags = e.tags;
-    row.sets = e.sets;
-    row.phase_duration = e.phase_duration;
-    row.sweep = e.sc.sweep.present;
-    if (interrupted) {
-      sum.rows.push_back(std::move(row));
+    if (interrupted) {  // the rest is not_run
+      outcomes.push_back({row_of(e), {}, {}, false});
       continue;
     }
     out << fmt::format("\n[{}/{}] {} — {}{}{}\n", i + 1, n, e.label, e.file,
@@ -294,35 +339,15 @@ int run_suite(const suite_plan& plan, const run_options& opts, const std::string
                        e.phase_duration.empty() ? "" : ", every phase " + e.phase_duration);
     out.flush();
     run_options ro = opts;
-    ro.out_base = sum.dir;
     ro.cleanup_first = opts.cleanup_first && i == 0;
-    std::string ran_in;
-    ro.ran_in = &ran_in;
-    const int64_t t0 = mono_ns();
-    const int code = e.sc.sweep.present ? run_sweep(e.sc, e.run_sets, ro, &sweeps[i]) : run_scenario(e.sc, ro);
-    row.duration_s = double(mono_ns() - t0) / 1e9;
-    row.exit_code = code;
-    row.status = status_of_exit(code);
-    if (!ran_in.empty()) row.run_dir = fs::path(ran_in).filename().string();
-    // A sweep that stopped before its levels (refused: exit 2 or 3) wrote no summary.
-    summarized[i] = row.sweep && !ran_in.empty() && code != exit_usage && code != exit_capability;
-    if (summarized[i]) {
-      fill_row(row, sweeps[i]);
-      if (code == exit_runtime) row.status = "failed";
-    }
-    if (!ran_in.empty() && !row.sweep) try {
-        reports[i] = html::read_run_report(ran_in);
-        reports[i]->run_dir = ran_in;
-        fill_row(row, *reports[i]);
-      } catch (const std::exception& ex) {
-        row.why = ex.what();
-        if (code == exit_ok) row.exit_code = exit_runtime;  // no report to read: not a pass
-      }
-    out << fmt::format("[{}/{}] {}: {} (exit {}) in {:.1f} s\n", i + 1, n, e.label, row.status, code, row.duration_s);
+    outcomes.push_back(run_entry(e, ro, sum.dir));
+    const suite_row& row = outcomes.back().row;
+    out << fmt::format("[{}/{}] {}: {} (exit {}) in {:.1f} s\n", i + 1, n, e.label, row.status, row.exit_code,
+                       row.duration_s);
     out.flush();
-    if (code == 130 || code == 143) interrupted = code;
-    sum.rows.push_back(std::move(row));
+    if (row.exit_code == 130 || row.exit_code == 143) interrupted = row.exit_code;
   }
+  for (const auto& o : outcomes) sum.rows.push_back(o.row);
   sum.wall_s = double(mono_ns() - start) / 1e9;
   const auto failed = sum.failed();
   sum.exit_code = interrupted ? interrupted : failed.empty() ? exit_ok : exit_expectations;
@@ -334,24 +359,7 @@ int run_suite(const suite_plan& plan, const run_options& opts, const std::string
     std::cerr << "rig suite: " << ex.what() << "\n";
     written = false;
   }
-  if (!junit.empty()) {
-    std::vector<junit_run> runs;
-    for (size_t i = 0; i < n; ++i) {
-      const suite_row& r = sum.rows[i];
-      std::string why = r.why;
-      if (why.empty() && !r.passed())
-        why = r.status == "not_run" ? "not run: the suite was interrupted before it" : "exit " + std::to_string(r.exit_code);
-      runs.push_back({reports[i] ? &*reports[i] : nullptr, r.label, r.exit_code, why,
-                      summarized[i] ? &sweeps[i] : nullptr});
-    }
-    std::ofstream jf(junit, std::ios::trunc);
-    jf << junit_xml(runs);
-    jf.flush();
-    if (!jf) {
-      std::cerr << "rig suite: cannot write --junit " << junit << "\n";
-      written = false;
-    }
-  }
+  if (!junit.empty()) written = write_suite_junit(junit, outcomes) && written;
   out << "\n" << suite_table(sum);
   out << fmt::format("\nsuite: {}/suite.json\n  open {}/suite.html\n", sum.dir, sum.dir);
   if (failed.empty() && !interrupted) {

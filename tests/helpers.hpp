@@ -200,6 +200,16 @@ inline std::string which(const std::string& prog) {
   return {};
 }
 
+// A python3 (/usr/local/bin, /usr/bin) that can import `module` (e.g. "tomllib, jsonschema"); "" when none can.
+inline std::string python_with(const std::string& module) {
+  for (const std::string& p : {which("python3"), std::string("/usr/bin/python3")}) {
+    if (p.empty()) continue;
+    auto c = child_process::spawn({.argv = {p, "-c", "import " + module}, .output_path = "/dev/null"});
+    if (c.wait(30'000) && c.exit_code() == 0) return p;
+  }
+  return "";
+}
+
 // What a run could leave behind on the host: links, root qdiscs and named namespaces in
 // the host's namespace, and /etc/ld.so.preload. A run must leave all of it as it was.
 struct host_network {

@@ -175,15 +175,7 @@ TEST_CASE("HdrHistogram's own decoder reads report.json's histograms and rig exp
 }
 
 TEST_CASE("rig export --format openmetrics: a Prometheus OpenMetrics parser reads it, the figures as report.json has them") {
-  std::string py;
-  for (const std::string& p : {which("python3"), std::string("/usr/bin/python3")}) {
-    if (p.empty()) continue;
-    auto c = child_process::spawn({.argv = {p, "-c", "import prometheus_client.openmetrics.parser"}, .output_path = "/dev/null"});
-    if (c.wait(30'000) && c.exit_code() == 0) {
-      py = p;
-      break;
-    }
-  }
+  const std::string py = python_with("prometheus_client.openmetrics.parser");
   if (py.empty()) {
     MESSAGE("skipped: needs python3 with prometheus_client (scripts/install-deps.sh installs python3-prometheus-client)");
     exit(77);

@@ -34,18 +34,14 @@ for path in sys.argv[2:]:
     print(f"{path}: {'valid' if not errs else 'INVALID'}")
 )";
 
-bool have_validator() {
-  if (which("python3").empty()) return false;
-  auto c = child_process::spawn({.argv = {which("python3"), "-c", "import tomllib, jsonschema"}, .output_path = "/dev/null"});
-  return c.wait(30'000) && c.exit_code() == 0;
-}
+bool have_validator() { return !python_with("tomllib, jsonschema").empty(); }
 
 std::string validate(const temp_dir& tmp, const std::vector<std::string>& files) {
   const auto schema = run_rig({"schema"}, tmp.path);
   REQUIRE(schema.code == 0);
   std::ofstream(tmp.path + "/schema.json") << schema.stdout_text();
   std::ofstream(tmp.path + "/v.py") << validator;
-  std::vector<std::string> argv = {which("python3"), tmp.path + "/v.py", tmp.path + "/schema.json"};
+  std::vector<std::string> argv = {python_with("tomllib, jsonschema"), tmp.path + "/v.py", tmp.path + "/schema.json"};
   argv.insert(argv.end(), files.begin(), files.end());
   auto c = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = tmp.path + "/v.err"});
   std::string out;
