@@ -107,8 +107,14 @@ TEST_CASE("thread-loss-fixed.toml: the same failpoint caught: all 8 workers stay
   for (const auto& p : r["phases"]) CHECK(p["resources"]["target"]["live_workers_min"] == 8);
   const auto fired = loss["injections"][0]["measured"]["fired"].get<uint64_t>();
   CHECK(fired > 3);
-  CHECK(loss["resources"]["target"]["exceptions_caught"] == fired);
-  CHECK(loss["workloads"]["rr"]["errors"]["status_5xx"] == fired);  // each answered with an error
+  // The failpoint's count is read just before the phase closes, the target's counters as it closes: a
+  // fire in between counts in the latter (seen once under ASan: 21 caught, 20 fired).
+  const auto caught = loss["resources"]["target"]["exceptions_caught"].get<uint64_t>();
+  CHECK(caught >= fired);
+  CHECK(caught <= fired + 1);
+  const auto answered = loss["workloads"]["rr"]["errors"]["status_5xx"].get<uint64_t>();  // each answered with an error
+  CHECK(answered >= fired);
+  CHECK(answered <= fired + 1);
   CHECK(loss["workloads"]["rr"]["errors"]["timeout"] == 0);
   CHECK(loss["workloads"]["rr"]["latency_us"]["p99"].get<double>() <
         2 * base["workloads"]["rr"]["latency_us"]["p99"].get<double>());
