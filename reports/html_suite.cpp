@@ -21,9 +21,11 @@ std::string render_suite_html(const suite_summary& s) {
   if (!s.description.empty()) o += "<p class=\"sub\">" + esc(s.description) + "</p>\n";
   o += fmt::format("<p class=\"sub\">{} scenario{}, started {} UTC, {:.1f} s in all; rig {}{}</p>\n", s.rows.size(),
                    s.rows.size() == 1 ? "" : "s", esc(s.started_utc), s.wall_s, esc(s.rig_version),
-                   s.filters.empty() ? ""
-                                     : fmt::format("; tags {} ({} left out)", esc(fmt::format("{}", fmt::join(s.filters, ", "))),
-                                                   s.filtered_out.size()));
+                   s.filters.empty() && s.skips.empty()
+                       ? ""
+                       : fmt::format("; tags {}{} ({} left out)", esc(fmt::format("{}", fmt::join(s.filters, ", "))),
+                                     s.skips.empty() ? "" : esc(fmt::format(", not {}", fmt::join(s.skips, ", "))),
+                                     s.filtered_out.size()));
   o += "<table><tr><th>scenario</th><th>status</th><th>failed checks</th><th>phase · workload</th><th>ops/s</th>"
        "<th>p50</th><th>p99</th><th>p99 ×</th><th>errors</th><th>duration</th><th>report</th></tr>\n";
   for (const auto& r : s.rows) {

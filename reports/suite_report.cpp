@@ -96,7 +96,7 @@ json to_json(const suite_summary& s) {
   for (const auto* r : s.failed()) failed.push_back(r->label);
   return {{"suite_version", 1},     {"rig_version", s.rig_version}, {"name", s.name},
           {"description", s.description}, {"started_utc", s.started_utc}, {"wall_s", s.wall_s},
-          {"filters", s.filters},   {"filtered_out", s.filtered_out},  {"scenarios", rows},
+          {"filters", s.filters},   {"skips", s.skips}, {"filtered_out", s.filtered_out},  {"scenarios", rows},
           {"passed", s.rows.size() - failed.size()}, {"failed", failed}, {"exit_code", s.exit_code}};
 }
 

@@ -35,7 +35,7 @@ struct suite_summary {
   std::string rig_version, name, description, dir, started_utc;
   double wall_s = 0;
   std::vector<suite_row> rows;
-  std::vector<std::string> filters, filtered_out;  // --filter tags and the scenarios they left out
+  std::vector<std::string> filters, skips, filtered_out;  // --filter and --skip tags, the scenarios they left out
   int exit_code = 0;
   std::vector<const suite_row*> failed() const;
 };

@@ -195,25 +195,29 @@ class suite_planner {
     }
   }
 
+  // --filter keeps the scenarios with any of its tags, then --skip drops those with any of its.
   void filter() {
     plan_.filters = req_.filters;
-    if (req_.filters.empty() || !diags_.empty()) return;
+    plan_.skips = req_.skips;
+    if ((req_.filters.empty() && req_.skips.empty()) || !diags_.empty()) return;
     std::vector<std::string> known;
     for (const auto& e : plan_.entries)
       for (const auto& t : e.tags)
         if (std::find(known.begin(), known.end(), t) == known.end()) known.push_back(t);
-    for (const auto& t : req_.filters)
-      if (std::find(known.begin(), known.end(), t) == known.end())
-        diags_.add({"", 0, 0, "--filter " + t},
-                   fmt::format("no scenario of the suite has tag '{}'{}; tags: {}", t, did_you_mean(t, known),
-                               known.empty() ? "none (a scenario's `tags = [...]`, or a suite entry's)"
-                                             : fmt::format("{}", fmt::join(known, ", "))));
+    for (const auto& [flag, tags] : {std::pair{"--filter ", &req_.filters}, std::pair{"--skip ", &req_.skips}})
+      for (const auto& t : *tags)
+        if (std::find(known.begin(), known.end(), t) == known.end())
+          diags_.add({"", 0, 0, flag + t},
+                     fmt::format("no scenario of the suite has tag '{}'{}; tags: {}", t, did_you_mean(t, known),
+                                 known.empty() ? "none (a scenario's `tags = [...]`, or a suite entry's)"
+                                               : fmt::format("{}", fmt::join(known, ", "))));
+    const auto has_any = [](const suite_entry& e, const std::vector<std::string>& tags) {
+      return std::any_of(e.tags.begin(), e.tags.end(),
+                         [&](const std::string& t) { return std::find(tags.begin(), tags.end(), t) != tags.end(); });
+    };
     std::vector<suite_entry> kept;
     for (auto& e : plan_.entries) {
-      const bool any = std::any_of(e.tags.begin(), e.tags.end(), [&](const std::string& t) {
-        return std::find(req_.filters.begin(), req_.filters.end(), t) != req_.filters.end();
-      });
-      if (any) kept.push_back(std::move(e));
+      if ((req_.filters.empty() || has_any(e, req_.filters)) && !has_any(e, req_.skips)) kept.push_back(std::move(e));
       else plan_.filtered_out.push_back(e.label);
     }
     plan_.entries = std::move(kept);
@@ -319,10 +323,11 @@ int run_suite(const suite_plan& plan, const run_options& opts, const std::string
   sum.dir = suite_dir.path();
   sum.started_utc = utc_now();
   sum.filters = plan.filters;
+  sum.skips = plan.skips;
   sum.filtered_out = plan.filtered_out;
   const size_t n = plan.entries.size();
   out << fmt::format("rig suite: {} — {} scenario{}{}, in {}\n", plan.name, n, n == 1 ? "" : "s",
-                     plan.filtered_out.empty() ? "" : fmt::format(" ({} left out by --filter)", plan.filtered_out.size()),
+                     plan.filtered_out.empty() ? "" : fmt::format(" ({} left out by --filter/--skip)", plan.filtered_out.size()),
                      sum.dir);
   out.flush();
   std::vector<entry_outcome> outcomes;

@@ -21,7 +21,7 @@ struct suite_entry {
 };
 
 struct suite_request {
-  std::vector<std::string> paths, sets, filters;
+  std::vector<std::string> paths, sets, filters, skips;
   std::string phase_duration;  // "" or a duration every phase of every scenario takes
   bool allow_remote = false;
 };
@@ -29,7 +29,7 @@ struct suite_request {
 struct suite_plan {
   std::string name = "suite", description;
   std::vector<suite_entry> entries;
-  std::vector<std::string> filters, filtered_out;
+  std::vector<std::string> filters, skips, filtered_out;
 };
 
 // The suite's keys (a suite file's top level) and an entry's ([[scenarios]]).

@@ -95,7 +95,7 @@ TEST_CASE("rig suite: a suite file's scenarios run in turn with their overrides,
   CHECK(count(xml, "<testsuite ") == 2);
 }
 
-TEST_CASE("rig suite: a directory's scenarios, --filter by tag, an unknown tag refused with the tags there are") {
+TEST_CASE("rig suite: a directory's scenarios, --filter and --skip by tag, an unknown tag refused with the tags there are") {
   temp_dir tmp;
   fs::create_directories(tmp.path + "/d");
   std::ofstream(tmp.path + "/d/a.toml") << small_scenario("a", "base.rr.errors == 0", "[\"smoke\"]");
@@ -105,13 +105,21 @@ TEST_CASE("rig suite: a directory's scenarios, --filter by tag, an unknown tag r
   const std::string out = r.stdout_text();
   INFO(out << r.err);
   CHECK(r.code == 0);
-  CHECK(out.find("1 scenario (1 left out by --filter)") != std::string::npos);
+  CHECK(out.find("1 scenario (1 left out by --filter/--skip)") != std::string::npos);
   CHECK(out.find("rig suite: all 1 passed") != std::string::npos);
   const auto s = nlohmann::json::parse(slurp(suite_dir(r) + "/suite.json"));
   REQUIRE(s["scenarios"].size() == 1);
   CHECK(s["scenarios"][0]["label"] == "a");
   CHECK(s["filtered_out"] == nlohmann::json({"b"}));
 
+  // --skip leaves out what --filter would keep; an unknown tag there is refused too.
+  const auto skip = run_rig({"suite", tmp.path + "/d", "--skip", "slow", "--dry-run"}, tmp.path);
+  CHECK(skip.code == 0);
+  CHECK(skip.stdout_text().find("[1/1] a") != std::string::npos);
+  CHECK(skip.stdout_text().find("1 left out by --filter/--skip") != std::string::npos);
+  const auto bad_skip = run_rig({"suite", tmp.path + "/d", "--skip", "slo", "--dry-run"}, tmp.path);
+  CHECK(bad_skip.code == 2);
+  CHECK(bad_skip.err.find("--skip slo: no scenario of the suite has tag 'slo'; did you mean 'slow'?") != std::string::npos);
   const auto bad = run_rig({"suite", tmp.path + "/d", "--filter", "smok", "--out", tmp.path + "/none"}, tmp.path);
   CHECK(bad.code == 2);
   CHECK(bad.err.find("--filter smok: no scenario of the suite has tag 'smok'; did you mean 'smoke'?") != std::string::npos);
