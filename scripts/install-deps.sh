@@ -62,6 +62,9 @@ if [ ! -e "$policy" ]; then
   $SUDO chmod 755 "$policy"
   trap '$SUDO rm -f "$policy"' EXIT
 fi
+# openjdk's postinst links its man page into /usr/share/man/man1, which slim Debian images
+# leave out: the install fails there unless the directory exists.
+$SUDO mkdir -p /usr/share/man/man1
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "install-deps: done"
