@@ -29,8 +29,7 @@ std::vector<double> values(const run_group& g, const std::string& level, const s
   std::vector<double> out;
   for (const auto& r : g.runs) {
     if (r.level != level) continue;
-    const phase_result* p = r.report.phase(phase);
-    const workload_phase_result* w = p ? p->workload(workload) : nullptr;
+    const workload_phase_result* w = whole_phase(r.report, phase, workload);
     if (!w) continue;
     const double v = figure_of(*w, figure);
     if (!std::isnan(v)) out.push_back(v);

@@ -89,8 +89,8 @@ history_summary read_history(const std::string& dir, const std::string& scenario
       for (const auto& p : h.points) {
         std::vector<double> v;
         for (const auto& r : p.runs.runs)
-          if (const phase_result* ph = r.report.phase(row.phase))
-            if (const workload_phase_result* w = ph->workload(row.workload)) v.push_back(figure_of(*w, f));
+          if (const workload_phase_result* w = whole_phase(r.report, row.phase, row.workload))
+            v.push_back(figure_of(*w, f));
         series.push_back(spread_stat::of(v));
       }
       double first = NAN, last = NAN, prev = NAN;

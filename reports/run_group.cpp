@@ -32,6 +32,11 @@ double figure_of(const workload_phase_result& w, const std::string& figure) {
   return NAN;
 }
 
+const workload_phase_result* whole_phase(const run_report& r, const std::string& phase, const std::string& workload) {
+  const phase_result* p = r.phase(phase);
+  return p && p->completed ? p->workload(workload) : nullptr;
+}
+
 size_t run_group::runs_at(const std::string& level) const {
   return size_t(std::count_if(runs.begin(), runs.end(), [&](const group_run& r) { return r.level == level; }));
 }
@@ -114,8 +119,7 @@ repeat_summary summarize_repeat(const std::string& scenario, const std::vector<r
         for (const auto& f : figures) {
           std::vector<double> v;
           for (const auto& other : runs)
-            if (const phase_result* op = other.phase(p.name))
-              if (const workload_phase_result* ow = op->workload(w.name)) v.push_back(figure_of(*ow, f));
+            if (const workload_phase_result* ow = whole_phase(other, p.name, w.name)) v.push_back(figure_of(*ow, f));
           row.figures[f] = spread_stat::of(v);
         }
         s.rows.push_back(std::move(row));

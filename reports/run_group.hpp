@@ -14,6 +14,9 @@ namespace rig {
 const std::vector<std::string>& group_figures();  // p50, p90, p99, p999, mean, max, throughput
 // A workload's figure in a phase; NaN where there is none (no successful reply).
 double figure_of(const workload_phase_result& w, const std::string& figure);
+// A workload's figures in a phase that ran its whole length; null when the phase is not in the
+// run or was cut short (interrupted, the target died): its partial figures are no sample of it.
+const workload_phase_result* whole_phase(const run_report& r, const std::string& phase, const std::string& workload);
 
 struct group_run {
   std::string level;  // a sweep's level label; "" for a run or a repeat

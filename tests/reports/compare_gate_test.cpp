@@ -13,6 +13,7 @@ run_report run_with(double p50, double p99, double thr, uint64_t replies = 1000)
   run_report r;
   phase_result p;
   p.name = "p";
+  p.completed = true;
   workload_phase_result w;
   w.name = "rr";
   w.latency.count = replies;
@@ -103,4 +104,15 @@ TEST_CASE("a phase where B answered nothing and A did is a regression, not a mis
   CHECK_THROWS_AS(compare_groups(sweep, b, {}), input_error);
   CHECK_THROWS_WITH_AS(compare_groups(a, b, {parse_fail_if("q.rr.p99 > 1.5x")}),
                        "--fail-if \"q.rr.p99 > 1.5x\": no phase 'q' in a-run; did you mean 'p'?", input_error);
+}
+
+TEST_CASE("a phase cut short (interrupted, the target died) is no sample: left out of the comparison") {
+  run_group a = group("repeat", {1000, 1010, 990}), b = group("repeat", {1000, 1020, 980});
+  b.runs[1].report.phases[0].completed = false;
+  b.runs[1].report.phases[0].workloads[0].latency.p99 = 90000;  // its partial figure: not counted
+  const auto v = compare_groups(a, b, {parse_fail_if("p99 > 1.2x")});
+  REQUIRE(v.rows.size() == 1);
+  CHECK(v.rows[0].n_a == 3);
+  CHECK(v.rows[0].n_b == 2);
+  CHECK(v.regressions() == 0);
 }
