@@ -66,7 +66,7 @@ sweep_summary summarize_sweep(const scenario& sc, const std::vector<std::string>
             level.check_failures.push_back(
                 fmt::format("run {}: UNVERIFIED {} in phase {}: {}", ri + 1, i.name, p.name, i.verification));
       const phase_result* ph = r.phase(sw.phase);
-      if (!ph) continue;
+      if (!ph || !ph->completed) continue;  // a phase cut short (the target died) is no sample of it
       const double secs = ph->end_s - ph->start_s;
       for (const auto& wl : sc.workloads) {
         const workload_phase_result* w = ph->workload(wl.name);
