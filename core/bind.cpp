@@ -123,6 +123,10 @@ std::optional<converted> convert(const option_spec& s, const toml::node& node, c
 
 }  // namespace
 
+source_pos pos_of(const std::string& file, const toml::source_region& r) {
+  return {file, uint32_t(r.begin.line), uint32_t(r.begin.column), {}};
+}
+
 source_pos locate(const bind_context& ctx, std::string_view key, const toml::source_region& region) {
   source_pos pos{ctx.file, uint32_t(region.begin.line), uint32_t(region.begin.column), {}};
   if (ctx.overrides) {

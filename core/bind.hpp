@@ -15,6 +15,8 @@ namespace rig {
 // A value as --set writes it: strings (and unit-bearing text) quoted, numbers and booleans bare.
 std::string toml_literal(opt_type type, const std::string& text);
 
+// A TOML node's position in `file`, for errors.
+source_pos pos_of(const std::string& file, const toml::source_region& r);
 // Where a key is, for errors: its line and column, or the --set text that gave it.
 source_pos locate(const bind_context& ctx, std::string_view key, const toml::source_region& region);
 

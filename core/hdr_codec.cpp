@@ -192,7 +192,7 @@ std::optional<histogram> hdr_decode(std::string_view text, std::string* why) {
   }
   try {
     return histogram::from_buckets(buckets);
-  } catch (const std::exception& e) {
+  } catch (const std::exception&) {
     return fail("bucket out of range");
   }
 }

@@ -24,19 +24,6 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::vector<double> values(const run_group& g, const std::string& level, const std::string& phase,
-                           const std::string& workload, const std::string& figure) {
-  std::vector<double> out;
-  for (const auto& r : g.runs) {
-    if (r.level != level) continue;
-    const workload_phase_result* w = whole_phase(r.report, phase, workload);
-    if (!w) continue;
-    const double v = figure_of(*w, figure);
-    if (!std::isnan(v)) out.push_back(v);
-  }
-  return out;
-}
-
 // The 2.5th and 97.5th percentiles of median(B*)/median(A*) over resamples of each side's runs.
 std::pair<double, double> bootstrap(const std::vector<double>& a, const std::vector<double>& b, int resamples,
                                     uint64_t seed) {
@@ -142,26 +129,14 @@ compare_verdict compare_groups(const run_group& a, const run_group& b, const std
   compare_verdict v;
   v.a_desc = describe(a);
   v.b_desc = describe(b);
-  // The rows: (level, phase, workload) of A that B has too, in A's order.
-  struct key {
-    std::string level, phase, workload;
-  };
-  std::vector<key> keys;
+  // The rows: every (level, phase, workload) of A, in A's order. One that B lacks (not run, cut
+  // short, an injection not verified) is compared too: it has no value in B.
+  const std::vector<group_key> keys = group_keys(a);
   std::vector<std::string> phases, workloads;
-  for (const auto& r : a.runs)
-    for (const auto& p : r.report.phases)
-      for (const auto& w : p.workloads) {
-        if (std::find(phases.begin(), phases.end(), p.name) == phases.end()) phases.push_back(p.name);
-        if (std::find(workloads.begin(), workloads.end(), w.name) == workloads.end()) workloads.push_back(w.name);
-        const bool in_b = std::any_of(b.runs.begin(), b.runs.end(), [&](const group_run& br) {
-          const phase_result* bp = br.level == r.level ? br.report.phase(p.name) : nullptr;
-          return bp && bp->workload(w.name);
-        });
-        const bool seen = std::any_of(keys.begin(), keys.end(), [&](const key& k) {
-          return k.level == r.level && k.phase == p.name && k.workload == w.name;
-        });
-        if (in_b && !seen) keys.push_back({r.level, p.name, w.name});
-      }
+  for (const auto& k : keys) {
+    if (std::find(phases.begin(), phases.end(), k.phase) == phases.end()) phases.push_back(k.phase);
+    if (std::find(workloads.begin(), workloads.end(), k.workload) == workloads.end()) workloads.push_back(k.workload);
+  }
   for (const auto& c : conditions) {
     if (!c.phase.empty() && c.phase != "*" && std::find(phases.begin(), phases.end(), c.phase) == phases.end())
       throw input_error(fmt::format("--fail-if \"{}\": no phase '{}' in {}{}", c.text, c.phase, a.dir,
@@ -180,7 +155,7 @@ compare_verdict compare_groups(const run_group& a, const run_group& b, const std
   for (const auto& k : keys)
     for (const auto& f : figures) {
       ratio_row r{k.level, k.phase, k.workload, f};
-      const auto va = values(a, k.level, k.phase, k.workload, f), vb = values(b, k.level, k.phase, k.workload, f);
+      const auto va = figure_values(a, k, f), vb = figure_values(b, k, f);
       r.n_a = va.size();
       r.n_b = vb.size();
       r.a = median_of(va);
@@ -189,11 +164,12 @@ compare_verdict compare_groups(const run_group& a, const run_group& b, const std
       for (const auto& c : conditions) applicable = applicable || applies(c, r);
       if (!conditions.empty() && !applicable) continue;
       if (va.empty()) {
-        r.note = "A has no value (nothing answered): no ratio";
-      } else if (vb.empty()) {
-        r.note = "B has no value: nothing answered where A did";
+        r.note = "A has no value (nothing answered, or no whole phase with its injections verified): no ratio";
+      } else if (vb.empty()) {  // nothing measured where A measured: never a pass
+        r.note = "B has no value where A has one: nothing answered, or the phase did not run whole with its "
+                 "injections verified";
         for (const auto& c : conditions)
-          if (applies(c, r) && c.figure != "throughput") r.failed.push_back(c.text);
+          if (applies(c, r)) r.failed.push_back(c.text);
       } else if (!(r.a > 0)) {
         r.note = "A is 0: no ratio";
       } else {

@@ -3,22 +3,15 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "core/hdr_codec.hpp"
+#include "reports/html_common.hpp"
 
 namespace rig {
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return "";
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Each interval line's histogram decodes; throws naming the line that does not.
 void check_log(const std::string& path, const std::string& text) {
@@ -51,16 +44,25 @@ std::string label(const std::string& v) {
 
 std::vector<std::string> export_hdr_logs(const std::string& run_dir, const run_report& r, const std::string& out_dir) {
   namespace fs = std::filesystem;
-  fs::create_directories(out_dir);
   std::vector<std::string> names;
   for (const auto& p : r.phases)
     for (const auto& w : p.workloads)
       if (std::find(names.begin(), names.end(), w.name) == names.end()) names.push_back(w.name);
   if (names.empty()) throw std::runtime_error(run_dir + ": the run has no workload figures to export");
+  // Read through the run directory's descriptor, written through the output's.
+  const directory run = html::open_run_dir(run_dir);
+  std::optional<directory> out;
+  if (out_dir.empty()) {
+    out = run.make_subdir("export");
+    if (!out) out = directory::open(run_dir + "/export");
+  } else {
+    fs::create_directories(out_dir);
+    out = directory::open(out_dir);
+  }
   std::vector<std::string> written;
   for (const auto& w : names) {
-    const std::string src = run_dir + "/" + w + ".latency.hlog";
-    std::string log = slurp(src);
+    const std::string src = w + ".latency.hlog";
+    std::string log = run.read_file(src).value_or("");
     if (log.empty()) {  // an older run: an interval per phase, from report.json
       const double start = r.phases.front().start_wall - r.phases.front().start_s;
       log = hdr_log_header(start, fmt::format("rig: scenario {}, workload {}: latency per phase, ns (from report.json)",
@@ -72,18 +74,16 @@ std::vector<std::string> export_hdr_logs(const std::string& run_dir, const run_r
         if (h == x->hdr.end())
           throw std::runtime_error(fmt::format("{}: no {} and no histograms in report.json (a run from before rig "
                                                "wrote them): nothing to export for workload {}",
-                                               run_dir, w + ".latency.hlog", w));
+                                               run_dir, src, w));
         const auto decoded = hdr_decode(h->second);
         if (!decoded) throw std::runtime_error(fmt::format("{}: phase {} workload {}: the histogram does not decode", run_dir, p.name, w));
         log += hdr_log_line(p.start_s, p.end_s - p.start_s, *decoded);
       }
     }
-    check_log(src, log);
-    const std::string dst = (fs::path(out_dir) / (r.scenario_name + "-" + w + ".latency.hlog")).string();
-    std::ofstream out(dst, std::ios::trunc);
-    out << log;
-    if (!out.flush()) throw std::runtime_error("cannot write " + dst);
-    written.push_back(dst);
+    check_log(run_dir + "/" + src, log);
+    const std::string name = r.scenario_name + "-" + w + ".latency.hlog";
+    out->write_file(name, log);
+    written.push_back(out->path() + "/" + name);
   }
   return written;
 }

@@ -7,7 +7,8 @@
 
 namespace rig {
 
-// HdrHistogram interval logs, one per workload, into `out_dir` as SCENARIO-WORKLOAD.latency.hlog:
+// HdrHistogram interval logs, one per workload, into `out_dir` (empty: the run directory's
+// export/) as SCENARIO-WORKLOAD.latency.hlog:
 // the run's per-second log (WORKLOAD.latency.hlog in the run directory), each line checked to
 // decode; for a run that has none, one interval per phase from report.json's histograms.
 // Returns the files written; throws naming what is missing.

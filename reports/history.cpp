@@ -77,22 +77,14 @@ history_summary read_history(const std::string& dir, const std::string& scenario
                    [](const history_point& a, const history_point& b) { return a.started < b.started; });
   // The rows: every phase and workload any point has, in the first appearance's order.
   for (const auto& p : h.points)
-    for (const auto& r : p.runs.runs)
-      for (const auto& ph : r.report.phases)
-        for (const auto& w : ph.workloads)
-          if (std::none_of(h.rows.begin(), h.rows.end(),
-                           [&](const history_row& x) { return x.phase == ph.name && x.workload == w.name; }))
-            h.rows.push_back({ph.name, w.name, {}, {}, {}});
+    for (const auto& k : group_keys(p.runs))
+      if (std::none_of(h.rows.begin(), h.rows.end(),
+                       [&](const history_row& x) { return x.phase == k.phase && x.workload == k.workload; }))
+        h.rows.push_back({k.phase, k.workload, {}, {}, {}});
   for (auto& row : h.rows)
     for (const char* f : trend_figures) {
       auto& series = row.figures[f];
-      for (const auto& p : h.points) {
-        std::vector<double> v;
-        for (const auto& r : p.runs.runs)
-          if (const workload_phase_result* w = whole_phase(r.report, row.phase, row.workload))
-            v.push_back(figure_of(*w, f));
-        series.push_back(spread_stat::of(v));
-      }
+      for (const auto& p : h.points) series.push_back(spread_stat::of(figure_values(p.runs, {"", row.phase, row.workload}, f)));
       double first = NAN, last = NAN, prev = NAN;
       int up = 0, steps = 0;
       for (const auto& s : series) {

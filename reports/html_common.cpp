@@ -70,11 +70,8 @@ std::string pct_text(double v) { return std::isnan(v) ? "–" : fmt::format("{:.
 std::string lat_text(double v) { return std::isnan(v) ? "–" : format_duration_us(v); }
 std::string thr_text(double v) { return std::isnan(v) ? "–" : format_count(v); }
 
-json read_report(const directory& run_dir) {
-  const auto text = run_dir.read_file("report.json");
-  if (!text)
-    throw std::runtime_error("no report.json in " + run_dir.path() + " (is it a run directory written by `rig run`?)");
-  // rig writes report.json at most 8 levels deep; a hand-made one nested thousands deep must be
+json parse_json_limited(const std::string& text, const std::string& what) {
+  // rig writes its JSON at most 8 levels deep; a hand-made file nested thousands deep must be
   // refused here, not followed down until the stack runs out.
   constexpr int max_depth = 64;
   const auto depth_limit = [&](int depth, json::parse_event_t, json&) {
@@ -83,10 +80,17 @@ json read_report(const directory& run_dir) {
     return true;
   };
   try {
-    return json::parse(*text, depth_limit);
+    return json::parse(text, depth_limit);
   } catch (const std::exception& e) {
-    throw std::runtime_error(run_dir.path() + "/report.json: not a report rig can read: " + e.what());
+    throw std::runtime_error(what + ": not a file rig can read: " + e.what());
   }
+}
+
+json read_report(const directory& run_dir) {
+  const auto text = run_dir.read_file("report.json");
+  if (!text)
+    throw std::runtime_error("no report.json in " + run_dir.path() + " (is it a run directory written by `rig run`?)");
+  return parse_json_limited(*text, run_dir.path() + "/report.json");
 }
 
 directory open_run_dir(const std::string& run_dir) {

@@ -61,6 +61,9 @@ std::string pct_text(double v);
 std::string lat_text(double v);
 std::string thr_text(double v);
 
+// JSON rig wrote (report.json, repeat.json, sweep.json), refused naming `what` when malformed or
+// nested deeper than rig writes.
+json parse_json_limited(const std::string& text, const std::string& what);
 // A run directory's report.json, refused (naming the file) when missing, malformed or nested
 // deeper than rig writes.
 json read_report(const directory& run_dir);

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
+#include <iostream>
+
 #include "reports/html_common.hpp"
 #include "reports/sweep_report.hpp"
 
@@ -14,6 +17,12 @@ struct testcase {
   double time_s = 0;
   std::string failure_type, failure_message, detail;  // empty type: passed
 };
+
+// A check, a run's or a sweep's: failed with what was expected and what was found.
+testcase check_case(const expectation_row& e) {
+  return {"check: " + e.expr, 0, e.ok ? "" : "check_failed",
+          e.ok ? "" : fmt::format("expected {}, actual {}", e.expr, e.actual), ""};
+}
 
 // The run itself: it passes when every injection was verified and reverted and rig finished.
 testcase run_case(const run_report& r, int exit_code) {
@@ -53,9 +62,7 @@ std::vector<testcase> sweep_cases(const sweep_summary& s, int exit_code) {
     t.detail = detail;
   }
   cases.push_back(t);
-  for (const auto& e : s.expectations)
-    cases.push_back({"check: " + e.expr, 0, e.ok ? "" : "check_failed",
-                     e.ok ? "" : fmt::format("expected {}, actual {}", e.expr, e.actual), ""});
+  for (const auto& e : s.expectations) cases.push_back(check_case(e));
   return cases;
 }
 
@@ -101,9 +108,7 @@ std::string junit_xml(const std::vector<junit_run>& runs) {
       const run_report& r = *run.report;
       if (name.empty()) name = r.scenario_name;
       cases.push_back(run_case(r, run.exit_code));
-      for (const auto& e : r.expectations)
-        cases.push_back({"check: " + e.expr, 0, e.ok ? "" : "check_failed",
-                         e.ok ? "" : fmt::format("expected {}, actual {}", e.expr, e.actual), ""});
+      for (const auto& e : r.expectations) cases.push_back(check_case(e));
     }
     tests += cases.size();
     for (const auto& c : cases) (error ? errors : failures) += !c.failure_type.empty();
@@ -112,6 +117,14 @@ std::string junit_xml(const std::vector<junit_run>& runs) {
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"rig\" tests=\"{}\" failures=\"{}\" "
                      "errors=\"{}\">\n{}</testsuites>\n",
                      tests, failures, errors, body);
+}
+
+bool write_junit_file(const std::string& path, const std::vector<junit_run>& runs) {
+  std::ofstream out(path, std::ios::trunc);
+  out << junit_xml(runs);
+  out.flush();
+  if (!out) std::cerr << "rig: cannot write --junit " << path << "\n";
+  return bool(out);
 }
 
 }  // namespace rig

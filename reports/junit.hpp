@@ -18,5 +18,7 @@ struct junit_run {
 };
 
 std::string junit_xml(const std::vector<junit_run>& runs);
+// Writes it to `path`; false (said on stderr) when the file cannot be written.
+bool write_junit_file(const std::string& path, const std::vector<junit_run>& runs);
 
 }  // namespace rig

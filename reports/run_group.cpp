@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "core/units.hpp"
 #include "reports/html_common.hpp"
@@ -34,29 +33,36 @@ double figure_of(const workload_phase_result& w, const std::string& figure) {
 
 const workload_phase_result* whole_phase(const run_report& r, const std::string& phase, const std::string& workload) {
   const phase_result* p = r.phase(phase);
-  return p && p->completed ? p->workload(workload) : nullptr;
+  if (!p || !p->completed) return nullptr;
+  for (const auto& i : p->injections)
+    if (!i.verified) return nullptr;
+  return p->workload(workload);
 }
 
-size_t run_group::runs_at(const std::string& level) const {
-  return size_t(std::count_if(runs.begin(), runs.end(), [&](const group_run& r) { return r.level == level; }));
+std::vector<group_key> group_keys(const run_group& g) {
+  std::vector<group_key> keys;
+  for (const auto& r : g.runs)
+    for (const auto& p : r.report.phases)
+      for (const auto& w : p.workloads)
+        if (std::none_of(keys.begin(), keys.end(), [&](const group_key& k) {
+              return k.level == r.level && k.phase == p.name && k.workload == w.name;
+            }))
+          keys.push_back({r.level, p.name, w.name});
+  return keys;
+}
+
+std::vector<double> figure_values(const run_group& g, const group_key& k, const std::string& figure) {
+  std::vector<double> out;
+  for (const auto& r : g.runs) {
+    if (r.level != k.level) continue;
+    const workload_phase_result* w = whole_phase(r.report, k.phase, k.workload);
+    const double v = w ? figure_of(*w, figure) : NAN;
+    if (!std::isnan(v)) out.push_back(v);
+  }
+  return out;
 }
 
 namespace {
-
-json read_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  // rig writes these at most a few levels deep; a hand-made one nested thousands deep is refused.
-  const auto depth_limit = [](int depth, json::parse_event_t, json&) {
-    if (depth > 64) throw std::runtime_error("nested deeper than rig writes");
-    return true;
-  };
-  try {
-    return json::parse(in, depth_limit);
-  } catch (const std::exception& e) {
-    throw std::runtime_error(path + ": " + e.what());
-  }
-}
 
 // A run directory named in repeat.json or sweep.json: as written, or beside the file.
 std::string run_path(const std::string& dir, const std::string& run) {
@@ -80,7 +86,10 @@ run_group load_group(const std::string& dir) {
   if (!repeat && !sweep)
     throw std::runtime_error(dir + ": no report.json, repeat.json or sweep.json (a run, a rig run --repeat or a sweep "
                                    "directory)");
-  const json j = read_json(dir + (repeat ? "/repeat.json" : "/sweep.json"));
+  const char* name = repeat ? "repeat.json" : "sweep.json";
+  const auto text = directory::open(dir).read_file(name);
+  if (!text) throw std::runtime_error("cannot read " + dir + "/" + name);
+  const json j = html::parse_json_limited(*text, dir + "/" + name);
   g.kind = repeat ? "repeat" : "sweep";
   auto add = [&](const std::string& level, const json& runs) {
     if (!runs.is_array()) throw std::runtime_error(dir + ": 'runs' is not a list");
@@ -98,32 +107,21 @@ run_group load_group(const std::string& dir) {
   return g;
 }
 
-repeat_summary summarize_repeat(const std::string& scenario, const std::vector<run_report>& runs) {
+repeat_summary summarize_repeat(const std::string& scenario, const run_group& g) {
   repeat_summary s;
   s.scenario = scenario;
-  s.repeats = int(runs.size());
-  for (const auto& r : runs) {
-    s.runs.push_back(r.run_dir);
-    s.statuses.push_back(r.status);
+  s.repeats = int(g.runs.size());
+  for (const auto& r : g.runs) {
+    s.runs.push_back(r.report.run_dir);
+    s.statuses.push_back(r.report.status);
   }
   std::vector<std::string> figures = group_figures();
   figures.push_back("errors_pct");
-  for (const auto& r : runs)
-    for (const auto& p : r.phases)
-      for (const auto& w : p.workloads) {
-        const bool seen = std::any_of(s.rows.begin(), s.rows.end(), [&](const repeat_summary::row& x) {
-          return x.phase == p.name && x.workload == w.name;
-        });
-        if (seen) continue;
-        repeat_summary::row row{p.name, w.name, {}};
-        for (const auto& f : figures) {
-          std::vector<double> v;
-          for (const auto& other : runs)
-            if (const workload_phase_result* ow = whole_phase(other, p.name, w.name)) v.push_back(figure_of(*ow, f));
-          row.figures[f] = spread_stat::of(v);
-        }
-        s.rows.push_back(std::move(row));
-      }
+  for (const auto& k : group_keys(g)) {
+    repeat_summary::row row{k.phase, k.workload, {}};
+    for (const auto& f : figures) row.figures[f] = spread_stat::of(figure_values(g, k, f));
+    s.rows.push_back(std::move(row));
+  }
   return s;
 }
 

@@ -14,8 +14,9 @@ namespace rig {
 const std::vector<std::string>& group_figures();  // p50, p90, p99, p999, mean, max, throughput
 // A workload's figure in a phase; NaN where there is none (no successful reply).
 double figure_of(const workload_phase_result& w, const std::string& figure);
-// A workload's figures in a phase that ran its whole length; null when the phase is not in the
-// run or was cut short (interrupted, the target died): its partial figures are no sample of it.
+// A workload's figures in a phase that ran its whole length with every injection verified; null
+// when the phase is not in the run, was cut short (interrupted, the target died) or an injection
+// of it was not verified: such figures are no sample of that phase.
 const workload_phase_result* whole_phase(const run_report& r, const std::string& phase, const std::string& workload);
 
 struct group_run {
@@ -27,8 +28,15 @@ struct run_group {
   std::string dir;
   std::string kind;  // run | repeat | sweep
   std::vector<group_run> runs;
-  size_t runs_at(const std::string& level) const;
 };
+
+struct group_key {
+  std::string level, phase, workload;
+};
+// Every (level, phase, workload) a run of the group has, first seen first.
+std::vector<group_key> group_keys(const run_group& g);
+// A figure of each run of the group at `k` that has one (whole_phase; NaN left out).
+std::vector<double> figure_values(const run_group& g, const group_key& k, const std::string& figure);
 
 // A run directory (report.json), a repeat's (repeat.json) or a sweep's (sweep.json); throws
 // naming the directory and what is missing.
@@ -45,7 +53,7 @@ struct repeat_summary {
   };
   std::vector<row> rows;
 };
-repeat_summary summarize_repeat(const std::string& scenario, const std::vector<run_report>& runs);
+repeat_summary summarize_repeat(const std::string& scenario, const run_group& runs);
 nlohmann::json to_json(const repeat_summary& s);
 std::string repeat_table(const repeat_summary& s);  // the terminal's
 

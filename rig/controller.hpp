@@ -10,6 +10,10 @@ namespace rig {
 
 // runs/<UTC stamp>-<name>, made now (a suffix when that exists), held by its descriptor.
 directory make_run_dir(const std::string& base, const std::string& name);
+// The directory name of a sweep, suite or repeat of `name`: NAME-KIND, or NAME when it ends with KIND.
+inline std::string name_with_kind(const std::string& name, const std::string& kind) {
+  return name.ends_with(kind) ? name : name + "-" + kind;
+}
 
 // Undoes the changes of killed rigs from their journals, saying what was done to `out`; true
 // when every one was undone (a journal that was not is kept, and named).

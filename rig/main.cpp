@@ -216,13 +216,8 @@ int write_junit(const std::string& path, const std::string& name, int code, cons
     }
   if (!r && !sweep && error.empty())
     error = fmt::format("the run ended with exit {} before its report was written", code);
-  std::ofstream out(path, std::ios::trunc);
-  out << junit_xml({{r ? &*r : nullptr, name, code, error, sweep}});
-  out.flush();
-  if (!out) {
-    std::cerr << "rig: cannot write --junit " << path << "\n";
+  if (!write_junit_file(path, {{r ? &*r : nullptr, name, code, error, sweep}}))
     return code == exit_ok ? exit_runtime : code;  // a refused scenario stays exit 2
-  }
   return code;
 }
 
@@ -258,9 +253,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
     for (size_t i = 0; i < reports.size(); ++i)
       runs.push_back({&reports[i], fmt::format("{} run {}", sc.name, i + 1), exit_of_status(reports[i].status), ""});
     if (reports.empty()) runs.push_back({nullptr, sc.name, code, fmt::format("no run finished (exit {})", code)});
-    std::ofstream jf(junit, std::ios::trunc);
-    jf << junit_xml(runs);
-    if (!jf.flush()) std::cerr << "rig: cannot write --junit " << junit << "\n";
+    if (!write_junit_file(junit, runs) && code == exit_ok) return exit_runtime;
     return code;
   }
   if (sc.sweep.present) {
@@ -389,7 +382,7 @@ int cmd_export(const std::string& run_dir, const std::string& format, const std:
       }
       return exit_ok;
     }
-    for (const auto& f : export_hdr_logs(run_dir, r, out_path.empty() ? run_dir + "/export" : out_path))
+    for (const auto& f : export_hdr_logs(run_dir, r, out_path))
       std::cout << f << "\n";
     return exit_ok;
   } catch (const std::exception& e) {

@@ -14,11 +14,11 @@ namespace rig {
 
 int run_repeat(const scenario& sc, int repeats, const run_options& opts, std::vector<run_report>* reports_out) {
   std::ostream& out = opts.out ? *opts.out : std::cout;
-  const directory dir = make_run_dir(opts.out_base, sc.name + "-repeat");
+  const directory dir = make_run_dir(opts.out_base, name_with_kind(sc.name, "repeat"));
   if (opts.ran_in) *opts.ran_in = dir.path();
   out << fmt::format("rig repeat: {} — {} runs, in {}\n", sc.name, repeats, dir.path());
   out.flush();
-  std::vector<run_report> reports;
+  run_group group{dir.path(), "repeat", {}};
   int worst = exit_ok;
   for (int i = 0; i < repeats; ++i) {
     run_options ro = opts;
@@ -38,7 +38,7 @@ int run_repeat(const scenario& sc, int repeats, const run_options& opts, std::ve
           for (const auto& w : r.phases.back().workloads)
             line += fmt::format("  {} {}: {} ops/s p99 {}", r.phases.back().name, w.name, format_count(w.throughput_ops_s),
                                 w.latency.count ? format_duration_us(w.latency.p99) : "-");
-        reports.push_back(std::move(r));
+        group.runs.push_back({"", std::move(r)});
       } catch (const std::exception& e) {
         line = std::string("  ") + e.what();
       }
@@ -54,12 +54,13 @@ int run_repeat(const scenario& sc, int repeats, const run_options& opts, std::ve
     if (code == exit_usage || code == exit_capability || code == exit_stale_state) return code;  // none can run
     if (code == exit_runtime || (code == exit_expectations && worst == exit_ok)) worst = code;
   }
-  const repeat_summary s = summarize_repeat(sc.name, reports);
+  const repeat_summary s = summarize_repeat(sc.name, group);
   dir.write_file("repeat.json", to_json(s).dump(2) + "\n");
   out << "\n" << repeat_table(s);
   out << fmt::format("\nrepeat: {}/repeat.json\n  compare two of these: rig compare {} OTHER --fail-if \"p99 > 1.20x\"\n",
                      dir.path(), dir.path());
-  if (reports_out) *reports_out = std::move(reports);
+  if (reports_out)
+    for (auto& r : group.runs) reports_out->push_back(std::move(r.report));
   return worst;
 }
 

@@ -131,10 +131,6 @@ std::vector<std::string> holds(const kind_decl& d) {
 
 const std::vector<std::string> top_level_sections = {"target", "workloads", "injectors", "phases", "expect", "sweep"};
 
-source_pos pos_of(const std::string& file, const toml::source_region& r) {
-  return {file, uint32_t(r.begin.line), uint32_t(r.begin.column), {}};
-}
-
 template <typename Kind>
 std::vector<std::string> kind_names(const std::vector<Kind>& kinds) {
   std::vector<std::string> out;

@@ -54,10 +54,6 @@ const option_table& suite_entry_options() {
 
 namespace {
 
-source_pos pos_of(const std::string& file, const toml::source_region& r) {
-  return {file, uint32_t(r.begin.line), uint32_t(r.begin.column), {}};
-}
-
 // Walks the paths into scenario files, each with the overrides and tags that reach it, and
 // loads every one; every problem found goes to diags.
 class suite_planner {
@@ -127,7 +123,7 @@ class suite_planner {
     std::map<std::string, std::string> origins;
     const bind_context top{file, "the suite", "", &origins, {file, 1, 1, {}}};
     const option_values v = bind_options(suite_options(), doc, top, diags_, {"scenarios"});
-    if (depth == 0 && plan_.entries.empty() && first_suite_) {  // the first suite file names the suite
+    if (depth == 0 && first_suite_) {  // the first suite file named on the command line names the suite
       first_suite_ = false;
       if (v.is_set("name")) plan_.name = v.str("name");
       if (v.is_set("description")) plan_.description = v.str("description");
@@ -286,7 +282,10 @@ entry_outcome run_entry(const suite_entry& e, run_options ro, const std::string&
     fill_row(row, *o.report);
   } catch (const std::exception& ex) {
     row.why = ex.what();
-    if (code == exit_ok) row.exit_code = exit_runtime;  // no report to read: not a pass
+    if (code == exit_ok) {  // no report to read: not a pass, and the status says so as the exit does
+      row.exit_code = exit_runtime;
+      row.status = status_of_exit(exit_runtime);
+    }
   }
   return o;
 }
@@ -301,11 +300,7 @@ bool write_suite_junit(const std::string& path, const std::vector<entry_outcome>
       why = r.status == "not_run" ? "not run: the suite was interrupted before it" : "exit " + std::to_string(r.exit_code);
     runs.push_back({o.report ? &*o.report : nullptr, r.label, r.exit_code, why, o.summarized ? &o.sweep : nullptr});
   }
-  std::ofstream jf(path, std::ios::trunc);
-  jf << junit_xml(runs);
-  jf.flush();
-  if (!jf) std::cerr << "rig suite: cannot write --junit " << path << "\n";
-  return bool(jf);
+  return write_junit_file(path, runs);
 }
 
 }  // namespace
@@ -314,8 +309,7 @@ suite_plan plan_suite(const suite_request& req) { return suite_planner(req).plan
 
 int run_suite(const suite_plan& plan, const run_options& opts, const std::string& junit) {
   std::ostream& out = opts.out ? *opts.out : std::cout;
-  const bool named_suite = plan.name.size() >= 5 && plan.name.compare(plan.name.size() - 5, 5, "suite") == 0;
-  const directory suite_dir = make_run_dir(opts.out_base, named_suite ? plan.name : plan.name + "-suite");
+  const directory suite_dir = make_run_dir(opts.out_base, name_with_kind(plan.name, "suite"));
   suite_summary sum;
   sum.rig_version = RIG_VERSION;
   sum.name = plan.name;

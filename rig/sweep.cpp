@@ -10,6 +10,7 @@
 
 #include "core/units.hpp"
 #include "reports/html.hpp"
+#include "reports/run_group.hpp"
 
 namespace rig {
 
@@ -18,11 +19,6 @@ namespace {
 using nlohmann::json;
 
 std::string latency_text(double us) { return std::isnan(us) ? std::string("-") : format_duration_us(us); }
-
-// A workload's latency figure in a phase; NaN when nothing was answered.
-double answered(const workload_phase_result& w, double latency_summary::*k) {
-  return w.latency.count > 0 ? w.latency.*k : NAN;
-}
 
 // The levels' own failed checks, then the curve's checks, as a run says its checks.
 void say_sweep_checks(const sweep_summary& s, std::ostream& out) {
@@ -72,9 +68,9 @@ sweep_summary summarize_sweep(const scenario& sc, const std::vector<std::string>
         const workload_phase_result* w = ph->workload(wl.name);
         if (!w) continue;
         auto& m = per[wl.name];
-        m["p50_us"].push_back(answered(*w, &latency_summary::p50));
-        m["p99_us"].push_back(answered(*w, &latency_summary::p99));
-        m["p999_us"].push_back(answered(*w, &latency_summary::p999));
+        m["p50_us"].push_back(figure_of(*w, "p50"));
+        m["p99_us"].push_back(figure_of(*w, "p99"));
+        m["p999_us"].push_back(figure_of(*w, "p999"));
         m["throughput_ops_s"].push_back(w->throughput_ops_s);
         m["errors_per_s"].push_back(secs > 0 ? double(w->error_total()) / secs : NAN);
       }
@@ -125,8 +121,7 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
               sweep_summary* summary_out) {
   const auto& sw = sc.sweep;
   std::ostream& out = opts.out ? *opts.out : std::cout;
-  const bool named_sweep = sc.name.size() >= 5 && sc.name.compare(sc.name.size() - 5, 5, "sweep") == 0;
-  const directory sweep_dir = make_run_dir(opts.out_base, named_sweep ? sc.name : sc.name + "-sweep");
+  const directory sweep_dir = make_run_dir(opts.out_base, name_with_kind(sc.name, "sweep"));
   const std::string& dir = sweep_dir.path();
   if (opts.ran_in) *opts.ran_in = dir;
   std::vector<std::string> labels;
@@ -179,8 +174,8 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
           for (const auto& wl : sc.workloads)
             if (const workload_phase_result* w = ph->workload(wl.name))
               line += fmt::format("  {}: {} ops/s p50 {} p99 {} errors {}", wl.name, format_count(w->throughput_ops_s),
-                                  latency_text(answered(*w, &latency_summary::p50)),
-                                  latency_text(answered(*w, &latency_summary::p99)),
+                                  latency_text(figure_of(*w, "p50")),
+                                  latency_text(figure_of(*w, "p99")),
                                   format_count(double(w->error_total())));
         reports[li].push_back(std::move(*report));
       }

@@ -72,23 +72,34 @@ void window_sink::submit(const std::string& workload, std::unique_ptr<window> w)
 }
 
 void window_sink::finalize(int64_t before) {
-  std::lock_guard lk(mu_);
-  for (auto it = open_.begin(); it != open_.end();) {
-    if (it->first.second >= before) {
-      ++it;
-      continue;
+  // The rows are made under the lock with their counts (a window handed in late still adds to
+  // them); the percentiles and the encoded histogram are worked out after it, so the workload
+  // threads handing in their windows do not wait on a compression.
+  std::vector<std::pair<std::pair<std::string, int64_t>, std::unique_ptr<window>>> ready;
+  {
+    std::lock_guard lk(mu_);
+    for (auto it = open_.begin(); it != open_.end();) {
+      if (it->first.second >= before) {
+        ++it;
+        continue;
+      }
+      const auto& w = *it->second;
+      done_[it->first] = window_row{it->first.first, w.index, w.ops, w.errors};
+      ready.emplace_back(it->first, std::move(it->second));
+      it = open_.erase(it);
     }
-    const auto& w = *it->second;
-    done_[it->first] = window_row{it->first.first,
-                                  w.index,
-                                  w.ops,
-                                  w.errors,
-                                  double(w.latency.percentile(50)) / 1e3,
-                                  double(w.latency.percentile(99)) / 1e3,
-                                  double(w.latency.percentile(99.9)) / 1e3,
-                                  hdr_encode(w.latency),
-                                  double(w.latency.max()) / 1e3};
-    it = open_.erase(it);
+  }
+  for (const auto& [key, w] : ready) {
+    const double p50 = double(w->latency.percentile(50)) / 1e3, p99 = double(w->latency.percentile(99)) / 1e3,
+                 p999 = double(w->latency.percentile(99.9)) / 1e3, max = double(w->latency.max()) / 1e3;
+    std::string hdr = hdr_encode(w->latency);
+    std::lock_guard lk(mu_);
+    window_row& r = done_[key];
+    r.p50_us = p50;
+    r.p99_us = p99;
+    r.p999_us = p999;
+    r.hdr = std::move(hdr);
+    r.max_us = max;
   }
 }
 

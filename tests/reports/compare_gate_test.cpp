@@ -116,3 +116,19 @@ TEST_CASE("a phase cut short (interrupted, the target died) is no sample: left o
   CHECK(v.rows[0].n_b == 2);
   CHECK(v.regressions() == 0);
 }
+
+TEST_CASE("B without the phase, or with its injection not verified, never passes a gate: every condition fails") {
+  const std::vector<gate_condition> gate = {parse_fail_if("p99 > 1.2x"), parse_fail_if("throughput < 0.8x")};
+  run_group a = group("run", {1000}), missing = group("run", {1000}), unverified = group("run", {1000});
+  missing.runs[0].report.phases[0].name = "renamed";  // B's run never ran phase p
+  injection_result i;
+  i.name = "slow";
+  i.verified = false;  // the fault did not take: B's figures are not of the injected phase
+  unverified.runs[0].report.phases[0].injections.push_back(i);
+  for (const run_group* b : {&missing, &unverified}) {
+    const auto v = compare_groups(a, *b, gate);
+    REQUIRE(v.rows.size() == 2);
+    CHECK(v.regressions() == 2);  // throughput too: nothing was measured where A measured
+    CHECK(v.rows[1].note.find("B has no value") == 0);
+  }
+}
