@@ -60,6 +60,11 @@ class failpoint_injector final : public injector {
       if (!r.ok) throw std::runtime_error(fmt::format("failpoint {} in process {}: {}", name_, r.pid, r.text));
     }
     at_apply_ = channel_->stats()[name_];
+    from_ = at_apply_;
+  }
+
+  void phase_starts(run_context&) override {
+    if (applied_) from_ = channel_->stats()[name_];
   }
 
   verification verify(run_context&) override {
@@ -77,8 +82,8 @@ class failpoint_injector final : public injector {
 
   nlohmann::json measure(run_context&) override {
     const auto now = channel_->stats()[name_];
-    const uint64_t hits = now.hits - std::min(now.hits, at_apply_.hits);
-    const uint64_t fired = now.fired - std::min(now.fired, at_apply_.fired);
+    const uint64_t hits = now.hits - std::min(now.hits, from_.hits);
+    const uint64_t fired = now.fired - std::min(now.fired, from_.fired);
     std::string summary = fmt::format("{}: {} hits, {} fired", name_, format_count(double(hits)), format_count(double(fired)));
     if (hits == 0) summary += " (never reached: the code path did not run in this phase)";
     return {{"hits", hits}, {"fired", fired}, {"processes", channel_->processes()}, {"summary", summary}};
@@ -140,6 +145,7 @@ class failpoint_injector final : public injector {
   std::string name_, spec_;
   failpoint_channel* channel_ = nullptr;
   failpoint_state prior_, at_apply_;
+  failpoint_state from_;  // what measure() counts from: read as the phase's window opens
   std::vector<pid_t> armed_;  // the processes the set reached at apply()
   bool applied_ = false;
 };

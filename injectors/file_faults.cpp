@@ -40,6 +40,11 @@ class file_faults_injector final : public injector {
     prefix_ = std::filesystem::absolute(opts_.has("path_prefix") ? opts_.str("path_prefix") : ctx.run_dir).string();
     applied_ = true;
     at_apply_ = shim_->set_file_faults(ops_, prefix_, probability_, delay_ns_, error_);
+    from_ = at_apply_.counters;
+  }
+
+  void phase_starts(run_context&) override {
+    if (applied_) from_ = shim_->file_fault_report().counters;
   }
 
   verification verify(run_context&) override {
@@ -58,7 +63,7 @@ class file_faults_injector final : public injector {
   nlohmann::json measure(run_context&) override {
     const auto now = shim_->file_fault_report().counters;
     auto delta = [&](const char* k) {
-      const int64_t a = now.count(k) ? now.at(k) : 0, b = at_apply_.counters.count(k) ? at_apply_.counters.at(k) : 0;
+      const int64_t a = now.count(k) ? now.at(k) : 0, b = from_.count(k) ? from_.at(k) : 0;
       return a - b;
     };
     const int64_t calls = delta("file_calls"), failed = delta("file_failed"), delayed = delta("file_delayed");
@@ -116,6 +121,7 @@ class file_faults_injector final : public injector {
   preload_shim* shim_ = nullptr;
   std::string prefix_;
   socket_report at_apply_;
+  decltype(socket_report::counters) from_;  // what measure() counts from: read as the phase's window opens
 };
 
 }  // namespace
