@@ -367,6 +367,13 @@ int run_suite(const suite_plan& plan, const run_options& opts, const std::string
     std::vector<std::string> names;
     for (const auto* r : failed) names.push_back(fmt::format("{} ({})", r->label, r->status));
     out << fmt::format("rig suite: {} of {} failed: {}\n", failed.size(), n, fmt::join(names, ", "));
+    size_t shortened = 0;
+    for (const auto* r : failed) shortened += !r->failed_checks.empty() && !r->phase_duration.empty();
+    if (shortened)
+      out << fmt::format("  {} of them failed checks with every phase shortened (phase_duration): a check that counts "
+                         "events may need the phases' written lengths; run {} at full length before calling it a "
+                         "regression\n",
+                         shortened, shortened == 1 ? "it" : "them");
   }
   out.flush();
   if (!written && sum.exit_code == exit_ok) return exit_runtime;

@@ -57,6 +57,8 @@ TEST_CASE("rig suite: a suite file's scenarios run in turn with their overrides,
   CHECK(out.find("[2/2] slow-500") != std::string::npos);
   CHECK(out.find("rig suite: 1 of 2 failed: slow-500 (checks_failed)") != std::string::npos);
   CHECK(out.find("FAIL base.rr.throughput < 300/s") != std::string::npos);
+  // Its phases were shortened (the suite's phase_duration): said, as a count check may need their length.
+  CHECK(out.find("1 of them failed checks with every phase shortened (phase_duration)") != std::string::npos);
   const std::string dir = suite_dir(r);
   REQUIRE(!dir.empty());
   CHECK(fs::path(dir).filename().string().find("-gate-suite") != std::string::npos);
