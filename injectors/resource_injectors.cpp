@@ -734,8 +734,7 @@ class noise_injector final : public injector {
         tids_[size_t(i)] = pid_t(::gettid());
         const int64_t t0 = thread_cpu_ns();
         while (!stop_.load(std::memory_order_relaxed)) {
-          for (volatile int k = 0; k < 10000; k = k + 1) {
-          }
+          for (int k = 0; k < 10000; ++k) asm volatile("" : : "r"(k) : "memory");  // a spin the compiler keeps
           spun_ns_[size_t(i)].store(thread_cpu_ns() - t0, std::memory_order_relaxed);
         }
       });
