@@ -1,6 +1,7 @@
 #pragma once
 #include <cstdint>
 #include <ctime>
+#include <string>
 
 namespace rig {
 
@@ -16,6 +17,14 @@ inline double wall_s() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+// A wall-clock time in UTC, as strftime's `pattern` writes it.
+inline std::string format_utc(std::time_t t, const char* pattern) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  return std::string(buf, std::strftime(buf, sizeof buf, pattern, &tm));
 }
 
 constexpr int64_t ns_per_us = 1'000;

@@ -5,8 +5,9 @@
 #include <fmt/format.h>
 
 #include <cstring>
-#include <ctime>
 #include <vector>
+
+#include "core/clock.hpp"
 
 namespace rig {
 
@@ -133,19 +134,15 @@ std::string hdr_encode(const histogram& h) {
 }
 
 std::string hdr_log_header(double start_epoch_s, const std::string& comment) {
-  const std::time_t t = std::time_t(start_epoch_s);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char date[64];
-  std::strftime(date, sizeof date, "%a %b %d %H:%M:%S UTC %Y", &tm);
+  const std::string date = format_utc(std::time_t(start_epoch_s), "%a %b %d %H:%M:%S UTC %Y");
   return fmt::format("#{}\n#[Histogram log format version 1.3]\n#[StartTime: {:.3f} (seconds since epoch), {}]\n"
                      "#[BaseTime: {:.3f} (seconds since epoch)]\n"
                      "\"StartTimestamp\",\"Interval_Length\",\"Interval_Max\",\"Interval_Compressed_Histogram\"\n",
                      comment, start_epoch_s, date, start_epoch_s);
 }
 
-std::string hdr_log_line(double start_s, double length_s, const histogram& h) {
-  return fmt::format("{:.3f},{:.3f},{:.3f},{}\n", start_s, length_s, double(h.max()) / 1e6, hdr_encode(h));
+std::string hdr_log_line(double start_s, double length_s, double max_us, const std::string& encoded) {
+  return fmt::format("{:.3f},{:.3f},{:.3f},{}\n", start_s, length_s, max_us / 1e3, encoded);
 }
 
 std::optional<histogram> hdr_decode(std::string_view text, std::string* why) {
@@ -158,18 +155,14 @@ std::optional<histogram> hdr_decode(std::string_view text, std::string* why) {
   if ((get(*bytes, 0, 4) & ~0xf0u) != 0x1c849304) return fail("not a compressed V2 HdrHistogram (cookie)");
   const uint64_t length = get(*bytes, 4, 4);
   if (length != bytes->size() - 8) return fail("compressed length does not match");
-  std::string plain(1 << 20, '\0');
-  for (;;) {  // inflate into a buffer big enough for it
-    uLongf size = uLongf(plain.size());
-    const int rc = uncompress(reinterpret_cast<Bytef*>(plain.data()), &size,
-                              reinterpret_cast<const Bytef*>(bytes->data() + 8), uLong(length));
-    if (rc == Z_OK) {
-      plain.resize(size);
-      break;
-    }
-    if (rc != Z_BUF_ERROR || plain.size() >= (64u << 20)) return fail("does not inflate");
-    plain.resize(plain.size() * 4);
-  }
+  // The largest encoding rig's layout has: the header and a 9-byte count for every bucket.
+  std::string plain(40 + 9 * size_t(histogram::counts_length()), '\0');
+  uLongf size = uLongf(plain.size());
+  const int rc = uncompress(reinterpret_cast<Bytef*>(plain.data()), &size,
+                            reinterpret_cast<const Bytef*>(bytes->data() + 8), uLong(length));
+  if (rc == Z_BUF_ERROR) return fail("larger than rig's layout holds");
+  if (rc != Z_OK) return fail("does not inflate");
+  plain.resize(size);
   if (plain.size() < 40 || (get(plain, 0, 4) & ~0xf0u) != 0x1c849303) return fail("not a V2 encoding (cookie)");
   const uint64_t payload = get(plain, 4, 4);
   if (payload != plain.size() - 40) return fail("payload length does not match");
@@ -183,6 +176,7 @@ std::optional<histogram> hdr_decode(std::string_view text, std::string* why) {
     const auto v = get_varint(plain, at);
     if (!v) return fail("a truncated count");
     if (*v < 0) {
+      if (*v < -int64_t(histogram::counts_length())) return fail("more buckets than the range holds");
       index -= *v;
     } else {
       if (*v > 0) buckets.emplace_back(uint32_t(index), uint64_t(*v));

@@ -23,7 +23,9 @@ std::optional<histogram> hdr_decode(std::string_view base64, std::string* why = 
 // the start time (seconds since the epoch) as StartTime and BaseTime, so each interval's
 // timestamp is seconds from it; then a line per interval with its max in milliseconds.
 std::string hdr_log_header(double start_epoch_s, const std::string& comment);
-std::string hdr_log_line(double start_s, double length_s, const histogram& h);
+// An interval's line: its start and length in seconds, its max (us; written in ms, as the format
+// has it) and its histogram as hdr_encode wrote it.
+std::string hdr_log_line(double start_s, double length_s, double max_us, const std::string& encoded);
 
 std::string base64_encode(std::string_view bytes);
 std::optional<std::string> base64_decode(std::string_view text);

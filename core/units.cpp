@@ -133,6 +133,7 @@ std::string unit_pattern(std::string_view kind) {
 }
 
 std::string format_duration_us(double us) {
+  if (std::isnan(us)) return "-";
   if (us < 1000) return fmt::format("{:.1f}us", us);
   if (us < 1e6) return fmt::format("{:.2f}ms", us / 1e3);
   return fmt::format("{:.2f}s", us / 1e6);
@@ -146,6 +147,7 @@ std::string format_bytes(double bytes) {
 }
 
 std::string format_count(double n) {
+  if (std::isnan(n)) return "-";
   std::string digits = fmt::format("{:.0f}", n);
   std::string out;
   const size_t start = (!digits.empty() && digits[0] == '-') ? 1 : 0;
@@ -159,6 +161,15 @@ std::string format_count(double n) {
 std::string format_ratio(double x, int decimals) {
   if (std::isnan(x)) return "–";
   return fmt::format("{:.{}f}×", x, decimals);
+}
+
+bool holds(double a, const std::string& op, double b) {
+  if (op == "<") return a < b;
+  if (op == "<=") return a <= b;
+  if (op == ">") return a > b;
+  if (op == ">=") return a >= b;
+  if (op == "==") return a == b;
+  return op == "!=" && a != b;
 }
 
 std::string trim(std::string s) {

@@ -24,8 +24,11 @@ std::string trim(std::string s);
 // "<lhs> <op> <rhs>" split at the earliest comparison operator (<=, >=, ==, !=, <, >; the longer
 // one where two start at the same place), both sides trimmed; false when there is none.
 bool split_comparison(const std::string& text, std::string& lhs, std::string& op, std::string& rhs);
+// `a op b` for an operator split_comparison found; false for any other op.
+bool holds(double a, const std::string& op, double b);
 
 // Human-readable forms for terminal output.
+// No value (NaN) is "-" for a duration or a count.
 std::string format_duration_us(double us);    // "87.0us", "44.1ms", "1.20s"
 std::string format_bytes(double bytes);       // "512B", "64.0KiB", "1.5MiB"
 std::string format_count(double n);           // "12,345"

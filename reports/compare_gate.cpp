@@ -17,13 +17,6 @@ namespace {
   throw input_error(fmt::format("--fail-if \"{}\": at character {}: {}", text, at + 1, why));
 }
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // The 2.5th and 97.5th percentiles of median(B*)/median(A*) over resamples of each side's runs.
 std::pair<double, double> bootstrap(const std::vector<double>& a, const std::vector<double>& b, int resamples,
                                     uint64_t seed) {
@@ -33,8 +26,8 @@ std::pair<double, double> bootstrap(const std::vector<double>& a, const std::vec
   for (int i = 0; i < resamples; ++i) {
     for (auto& x : sa) x = a[pa(rng)];
     for (auto& x : sb) x = b[pb(rng)];
-    const double ma = median_of(sa);
-    if (ma > 0) ratios.push_back(median_of(sb) / ma);
+    const double ma = spread_stat::of(sa).median;
+    if (ma > 0) ratios.push_back(spread_stat::of(sb).median / ma);
   }
   if (ratios.size() < size_t(resamples) / 2) return {NAN, NAN};
   std::sort(ratios.begin(), ratios.end());
@@ -50,19 +43,10 @@ bool applies(const gate_condition& c, const ratio_row& r) {
 // Past the threshold: the whole interval when there is one, else the ratio itself.
 bool past(const gate_condition& c, const ratio_row& r) {
   const bool up = c.op[0] == '>';
-  const double v = std::isnan(r.lo) ? r.ratio : (up ? r.lo : r.hi);
-  if (c.op == ">") return v > c.ratio;
-  if (c.op == ">=") return v >= c.ratio;
-  if (c.op == "<") return v < c.ratio;
-  return v <= c.ratio;
+  return holds(std::isnan(r.lo) ? r.ratio : (up ? r.lo : r.hi), c.op, c.ratio);
 }
 
-std::string fig_text(const std::string& figure, double v) {
-  if (std::isnan(v)) return "-";
-  return figure == "throughput" ? format_count(v) + "/s" : format_duration_us(v);
-}
-
-std::string ratio_text(double v) { return std::isnan(v) ? "-" : fmt::format("{:.2f}×", v); }
+std::string ratio_text(double v) { return std::isnan(v) ? "-" : format_ratio(v, 2); }
 
 std::string interval_text(const ratio_row& r) {
   return std::isnan(r.lo) ? "-" : fmt::format("[{:.2f}×, {:.2f}×]", r.lo, r.hi);
@@ -158,8 +142,8 @@ compare_verdict compare_groups(const run_group& a, const run_group& b, const std
       const auto va = figure_values(a, k, f), vb = figure_values(b, k, f);
       r.n_a = va.size();
       r.n_b = vb.size();
-      r.a = median_of(va);
-      r.b = median_of(vb);
+      r.a = spread_stat::of(va).median;
+      r.b = spread_stat::of(vb).median;
       bool applicable = false;
       for (const auto& c : conditions) applicable = applicable || applies(c, r);
       if (!conditions.empty() && !applicable) continue;
@@ -199,14 +183,14 @@ std::string verdict_text(const compare_verdict& v, bool rows_too) {
                      "95% interval");
     for (const auto& r : v.rows)
       o += fmt::format("{:<34} {:>7} {:>12} {:>12} {:>8} {:>18}{}\n", row_name(r), fmt::format("{}/{}", r.n_a, r.n_b),
-                       fig_text(r.figure, r.a), fig_text(r.figure, r.b), ratio_text(r.ratio), interval_text(r),
+                       figure_text(r.figure, r.a), figure_text(r.figure, r.b), ratio_text(r.ratio), interval_text(r),
                        !r.failed.empty() ? "  REGRESSION" : r.note.empty() ? "" : "  (" + r.note + ")");
   }
   for (const auto& r : v.rows)
     for (const auto& c : r.failed)
       o += fmt::format("FAIL {}: {} {}{} (A {}, B {}){}\n", c, row_name(r), ratio_text(r.ratio),
-                       std::isnan(r.lo) ? "" : ", 95% interval " + interval_text(r), fig_text(r.figure, r.a),
-                       fig_text(r.figure, r.b), r.note.empty() ? "" : "; " + r.note);
+                       std::isnan(r.lo) ? "" : ", 95% interval " + interval_text(r), figure_text(r.figure, r.a),
+                       figure_text(r.figure, r.b), r.note.empty() ? "" : "; " + r.note);
   return o;
 }
 
@@ -218,8 +202,8 @@ std::string verdict_html(const compare_verdict& v) {
   for (const auto& r : v.rows)
     o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"n\">{}/{}</td><td class=\"n\">{}</td>"
                      "<td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>\n",
-                     esc(r.level), esc(r.phase), esc(r.workload), esc(r.figure), r.n_a, r.n_b, esc(fig_text(r.figure, r.a)),
-                     esc(fig_text(r.figure, r.b)), esc(ratio_text(r.ratio)), esc(interval_text(r)),
+                     esc(r.level), esc(r.phase), esc(r.workload), esc(r.figure), r.n_a, r.n_b, esc(figure_text(r.figure, r.a)),
+                     esc(figure_text(r.figure, r.b)), esc(ratio_text(r.ratio)), esc(interval_text(r)),
                      !r.failed.empty() ? "<span class=\"badge bad\">" + esc(r.failed.front()) + "</span>"
                                        : esc(r.note));
   return o + "</table>\n";

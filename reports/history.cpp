@@ -23,9 +23,16 @@ bool is_group(const fs::path& p) {
   return fs::exists(p / "report.json") || fs::exists(p / "repeat.json");
 }
 
-std::string fig_text(const std::string& figure, double v) {
-  if (std::isnan(v)) return "-";
-  return figure == "throughput" ? format_count(v) : format_duration_us(v);
+// "p50 1.20× (rose in 3 of 4 steps); ..." for the figures that have a first and a last point.
+std::string drift_text(const history_row& row) {
+  std::string drift;
+  for (const char* f : trend_figures) {
+    const double x = row.last_over_first.at(f);
+    const auto [up, steps] = row.rises.at(f);
+    if (!std::isnan(x) && steps)
+      drift += fmt::format("{}{} {:.2f}× (rose in {} of {} steps)", drift.empty() ? "" : "; ", f, x, up, steps);
+  }
+  return drift;
 }
 
 }  // namespace
@@ -106,27 +113,15 @@ std::string history_table(const history_summary& h) {
   std::string o = fmt::format("rig history: {} — {} point{} in {}, oldest first\n", h.scenario, h.points.size(),
                               h.points.size() == 1 ? "" : "s", h.dir);
   for (const auto& row : h.rows) {
-    o += fmt::format("\n{}.{}\n{:<40} {:>5} {:>24} {:>24} {:>26}\n", row.phase, row.workload, "point", "runs",
-                     "p50 median (min–max)", "p99 median (min–max)", "ops/s median (min–max)");
+    o += fmt::format("\n{}.{}\n{:<40} {:>5} {:>28} {:>28} {:>30}\n", row.phase, row.workload, "point", "runs",
+                     "p50 median (min–max)", "p99 median (min–max)", "throughput median (min–max)");
     for (size_t i = 0; i < h.points.size(); ++i) {
       std::string cells;
-      for (const char* f : trend_figures) {
-        const spread_stat& s = row.figures.at(f)[i];
-        cells += fmt::format(" {:>{}}", s.n ? fmt::format("{} ({}–{})", fig_text(f, s.median), fig_text(f, s.min),
-                                                          fig_text(f, s.max))
-                                            : "-",
-                             f == std::string("throughput") ? 26 : 24);
-      }
+      for (const char* f : trend_figures)
+        cells += fmt::format(" {:>{}}", spread_text(f, row.figures.at(f)[i]), f == std::string("throughput") ? 30 : 28);
       o += fmt::format("{:<40} {:>5}{}\n", h.points[i].label, h.points[i].runs.runs.size(), cells);
     }
-    std::string drift;
-    for (const char* f : trend_figures) {
-      const double x = row.last_over_first.at(f);
-      const auto [up, steps] = row.rises.at(f);
-      if (!std::isnan(x) && steps)
-        drift += fmt::format("{}{} {:.2f}× (rose in {} of {} steps)", drift.empty() ? "" : "; ", f, x, up, steps);
-    }
-    if (!drift.empty()) o += "  last against first: " + drift + "\n";
+    if (const std::string drift = drift_text(row); !drift.empty()) o += "  last against first: " + drift + "\n";
   }
   return o;
 }
@@ -185,14 +180,8 @@ std::string render_history_html(const history_summary& h) {
       (f == std::string("throughput") ? thr : lat).lines.push_back(std::move(s));
     }
     o += "<h2>" + esc(row.phase + " · " + row.workload) + "</h2>";
-    std::string drift;
-    for (const char* f : trend_figures) {
-      const double x = row.last_over_first.at(f);
-      const auto [up, steps] = row.rises.at(f);
-      if (!std::isnan(x) && steps)
-        drift += fmt::format("{}{} {:.2f}× (rose in {} of {} steps)", drift.empty() ? "" : "; ", f, x, up, steps);
-    }
-    if (!drift.empty()) o += "<p class=\"sub\">Last against first: " + esc(drift) + "</p>";
+    if (const std::string drift = drift_text(row); !drift.empty())
+      o += "<p class=\"sub\">Last against first: " + esc(drift) + "</p>";
     o += svg_chart(lat) + svg_chart(thr);
   }
   o += "<h2>Points</h2><table><tr><th>point</th><th>runs</th><th>directory</th></tr>";

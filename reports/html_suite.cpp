@@ -44,7 +44,7 @@ std::string render_suite_html(const suite_summary& s) {
         esc(r.label), esc(r.file), r.tags.empty() ? "" : esc(fmt::format(" · {}", fmt::join(r.tags, ", "))),
         r.passed() ? "ok" : "bad", esc(r.status), checks.empty() ? "–" : checks,
         r.phase.empty() ? "–" : esc(r.phase + " · " + r.workload), thr_text(r.throughput_ops_s), lat_text(r.p50_us),
-        lat_text(r.p99_us), std::isnan(r.p99_x) ? "–" : esc(format_ratio(r.p99_x)), pct_text(r.errors_pct),
+        lat_text(r.p99_us), esc(format_ratio(r.p99_x)), pct_text(r.errors_pct),
         r.duration_s, link);
   }
   o += "</table>\n<p class=\"small\">Figures: each scenario's last phase, its first workload; p99 × is against the "

@@ -50,11 +50,9 @@ std::vector<testcase> sweep_cases(const sweep_summary& s, int exit_code) {
   std::vector<testcase> cases;
   testcase t{"sweep", 0, "", "", ""};
   std::string detail;
-  bool levels_failed = false;
-  for (const auto& l : s.levels) {
+  for (const auto& l : s.levels)
     for (const auto& f : l.check_failures) detail += fmt::format("{} = {}: {}\n", s.param, l.label, f);
-    levels_failed = levels_failed || l.unverified || (!s.levels_may_fail && !l.check_failures.empty());
-  }
+  const bool levels_failed = s.levels_fail();
   if (s.status == "failed" || s.status == "interrupted" || levels_failed) {
     t.failure_type = s.status;
     t.failure_message = fmt::format("status {} (exit {}){}", s.status, exit_code,

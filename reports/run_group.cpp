@@ -31,6 +31,17 @@ double figure_of(const workload_phase_result& w, const std::string& figure) {
   return NAN;
 }
 
+std::string figure_text(const std::string& figure, double v) {
+  if (figure != "throughput") return format_duration_us(v);
+  return std::isnan(v) ? "-" : format_count(v) + "/s";
+}
+
+std::string spread_text(const std::string& figure, const spread_stat& s) {
+  return s.n ? fmt::format("{} ({}–{})", figure_text(figure, s.median), figure_text(figure, s.min),
+                           figure_text(figure, s.max))
+             : std::string("-");
+}
+
 const workload_phase_result* whole_phase(const run_report& r, const std::string& phase, const std::string& workload) {
   const phase_result* p = r.phase(phase);
   if (!p || !p->completed) return nullptr;
@@ -138,20 +149,12 @@ json to_json(const repeat_summary& s) {
 }
 
 std::string repeat_table(const repeat_summary& s) {
-  const auto lat = [](const spread_stat& st) {
-    return st.n ? fmt::format("{} ({}–{})", format_duration_us(st.median), format_duration_us(st.min),
-                              format_duration_us(st.max))
-                : std::string("-");
-  };
-  std::string o = fmt::format("{:<16} {:<10} {:>26} {:>28} {:>24}\n", "phase", "workload", "p50 median (min–max)",
-                              "p99 median (min–max)", "ops/s median (min–max)");
-  for (const auto& r : s.rows) {
-    const spread_stat& t = r.figures.at("throughput");
-    o += fmt::format("{:<16} {:<10} {:>26} {:>28} {:>24}\n", r.phase, r.workload, lat(r.figures.at("p50")),
-                     lat(r.figures.at("p99")),
-                     t.n ? fmt::format("{} ({}–{})", format_count(t.median), format_count(t.min), format_count(t.max))
-                         : std::string("-"));
-  }
+  std::string o = fmt::format("{:<16} {:<10} {:>26} {:>28} {:>30}\n", "phase", "workload", "p50 median (min–max)",
+                              "p99 median (min–max)", "throughput median (min–max)");
+  for (const auto& r : s.rows)
+    o += fmt::format("{:<16} {:<10} {:>26} {:>28} {:>30}\n", r.phase, r.workload,
+                     spread_text("p50", r.figures.at("p50")), spread_text("p99", r.figures.at("p99")),
+                     spread_text("throughput", r.figures.at("throughput")));
   return o;
 }
 

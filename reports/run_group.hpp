@@ -14,6 +14,10 @@ namespace rig {
 const std::vector<std::string>& group_figures();  // p50, p90, p99, p999, mean, max, throughput
 // A workload's figure in a phase; NaN where there is none (no successful reply).
 double figure_of(const workload_phase_result& w, const std::string& figure);
+// A figure's value with its unit ("1.20ms", "27,987/s"); "-" for no value.
+std::string figure_text(const std::string& figure, double v);
+// "median (min–max)" of a figure over runs; "-" when no run had it.
+std::string spread_text(const std::string& figure, const spread_stat& s);
 // A workload's figures in a phase that ran its whole length with every injection verified; null
 // when the phase is not in the run, was cut short (interrupted, the target died) or an injection
 // of it was not verified: such figures are no sample of that phase.

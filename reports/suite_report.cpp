@@ -13,8 +13,6 @@ using nlohmann::json;
 
 json num_or_null(double v) { return std::isnan(v) ? json() : json(v); }
 
-std::string lat(double us) { return std::isnan(us) ? "-" : format_duration_us(us); }
-
 }  // namespace
 
 std::vector<const suite_row*> suite_summary::failed() const {
@@ -105,8 +103,8 @@ std::string suite_table(const suite_summary& s) {
                               "ops/s", "p50", "p99", "p99 ×", "duration");
   for (const auto& r : s.rows) {
     o += fmt::format("{:<28} {:<14} {:>6} {:>10} {:>9} {:>9} {:>8} {:>8.1f}s\n", r.label, r.status,
-                     r.failed_checks.size(), std::isnan(r.throughput_ops_s) ? "-" : format_count(r.throughput_ops_s),
-                     lat(r.p50_us), lat(r.p99_us), std::isnan(r.p99_x) ? "-" : format_ratio(r.p99_x), r.duration_s);
+                     r.failed_checks.size(), format_count(r.throughput_ops_s), format_duration_us(r.p50_us),
+                     format_duration_us(r.p99_us), std::isnan(r.p99_x) ? "-" : format_ratio(r.p99_x), r.duration_s);
     for (const auto& c : r.failed_checks) o += fmt::format("    FAIL {} (actual {})\n", c.expr, c.actual);
     if (!r.why.empty() && !r.passed()) o += fmt::format("    {}\n", r.why);
   }

@@ -18,6 +18,12 @@ spread_stat spread_stat::of(std::vector<double> v) {
   return s;
 }
 
+bool sweep_summary::levels_fail() const {
+  return std::any_of(levels.begin(), levels.end(), [&](const sweep_level& l) {
+    return l.unverified || (!levels_may_fail && !l.check_failures.empty());
+  });
+}
+
 spread_stat sweep_level::at(const std::string& workload, const std::string& metric) const {
   const auto w = workloads.find(workload);
   if (w == workloads.end()) return {};

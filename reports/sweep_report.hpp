@@ -51,6 +51,9 @@ struct sweep_summary {
   // injection was not verified) | failed (a run's rig failure) | interrupted
   std::string status = "ok";
   std::vector<std::string> workload_names() const;  // every workload any level has, first seen first
+  // A level fails the sweep: an injection of it not verified, or its own checks failed (unless
+  // levels_may_fail).
+  bool levels_fail() const;
 };
 
 nlohmann::json to_json(const sweep_summary& s);  // sweep.json

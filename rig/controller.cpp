@@ -25,14 +25,7 @@ namespace rig {
 
 namespace {
 
-std::string utc_stamp() {
-  const time_t t = time(nullptr);
-  tm u{};
-  gmtime_r(&t, &u);
-  char buf[32];
-  strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &u);
-  return buf;
-}
+std::string utc_stamp() { return format_utc(std::time(nullptr), "%Y%m%dT%H%M%SZ"); }
 
 
 nlohmann::json host_facts() {

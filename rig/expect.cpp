@@ -45,15 +45,6 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-bool compare(double a, const std::string& op, double b) {
-  if (op == "<") return a < b;
-  if (op == "<=") return a <= b;
-  if (op == ">") return a > b;
-  if (op == ">=") return a >= b;
-  if (op == "==") return a == b;
-  return op == "!=" && a != b;
-}
-
 enum class unit_kind { duration_us, count, rate, ratio, bytes, percent, plain };
 
 unit_kind kind_of(const std::vector<std::string>& path) {
@@ -250,12 +241,8 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
     }
   }
   if (!actual) return {false, no_value};
-  return {compare(*actual, c.op, c.rhs), format_actual(kind_of(p), *actual) + qualifier};
+  return {holds(*actual, c.op, c.rhs), format_actual(kind_of(p), *actual) + qualifier};
 }
-
-}  // namespace rig
-
-namespace rig {
 
 namespace {
 
@@ -357,7 +344,7 @@ check_outcome evaluate_sweep_check(const sweep_check& c, const sweep_summary& s,
     }
     const auto v = option_number(param_type, k->second.level);
     if (!v) return {false, fmt::format("knee at '{}', not a number", k->second.level)};
-    return {compare(*v, c.op, c.rhs), fmt::format("knee at {}", k->second.level)};
+    return {holds(*v, c.op, c.rhs), fmt::format("knee at {}", k->second.level)};
   }
   const unit_kind u = sweep_unit(c.metric);
   auto figure = [&](const sweep_level& l) {
@@ -370,7 +357,7 @@ check_outcome evaluate_sweep_check(const sweep_check& c, const sweep_summary& s,
       if (l.label == c.level || (l.baseline && c.level == "baseline")) {
         const double v = figure(l);
         if (std::isnan(v)) return {false, fmt::format("no value at {} (no run of the level has it)", l.label)};
-        return {compare(v, c.op, c.rhs), format_actual(u, v)};
+        return {holds(v, c.op, c.rhs), format_actual(u, v)};
       }
     return {false, "no value (level " + c.level + " did not run)"};
   }
@@ -384,7 +371,7 @@ check_outcome evaluate_sweep_check(const sweep_check& c, const sweep_summary& s,
       continue;
     }
     if (c.selector == "all") {
-      if (!compare(v, c.op, c.rhs)) return {false, at(l, v)};
+      if (!holds(v, c.op, c.rhs)) return {false, at(l, v)};
       const bool worse = !pick || ((c.op == "<" || c.op == "<=") ? v > pv : (c.op == ">" || c.op == ">=") ? v < pv : false);
       if (worse) pick = &l, pv = v;
     } else if (!pick || (c.selector == "max" ? v > pv : v < pv)) {
@@ -396,7 +383,7 @@ check_outcome evaluate_sweep_check(const sweep_check& c, const sweep_summary& s,
     return {true, c.op == "==" || c.op == "!="
                       ? fmt::format("{} (all {} levels hold)", at(*pick, pv), s.levels.size())
                       : fmt::format("{} (all {} levels hold; the nearest to failing shown)", at(*pick, pv), s.levels.size())};
-  return {compare(pv, c.op, c.rhs), at(*pick, pv)};
+  return {holds(pv, c.op, c.rhs), at(*pick, pv)};
 }
 
 }  // namespace rig

@@ -204,6 +204,13 @@ int cmd_validate(const std::string& file, const std::vector<std::string>& sets, 
   }
 }
 
+// A --junit path it cannot write fails before the runs, not after them (none given: true).
+bool junit_writable(const char* command, const std::string& path) {
+  if (path.empty() || std::ofstream(path, std::ios::app)) return true;
+  std::cerr << "rig " << command << ": cannot write --junit " << path << "\n";
+  return false;
+}
+
 // --junit FILE: the run as JUnit XML (reports/junit.hpp), written whatever the outcome.
 int write_junit(const std::string& path, const std::string& name, int code, const std::string& run_dir,
                 const std::string& why, const sweep_summary* sweep = nullptr) {
@@ -230,10 +237,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
     std::cerr << e.what() << "\n";
     return junit.empty() ? exit_usage : write_junit(junit, file, exit_usage, "", e.what());
   }
-  if (!junit.empty() && !std::ofstream(junit, std::ios::app)) {  // a path it cannot write fails now, not after the run
-    std::cerr << "rig run: cannot write --junit " << junit << "\n";
-    return exit_usage;
-  }
+  if (!junit_writable("run", junit)) return exit_usage;
   block_stop_signals();  // before any thread exists: the controller waits for them itself
   run_options o;
   o.out_base = out_dir;
@@ -304,10 +308,7 @@ int cmd_suite(const suite_request& req, const run_options& base, const std::stri
                              plan.filtered_out.empty() ? "" : fmt::format(", {} left out by --filter/--skip", plan.filtered_out.size()));
     return exit_ok;
   }
-  if (!junit.empty() && !std::ofstream(junit, std::ios::app)) {
-    std::cerr << "rig suite: cannot write --junit " << junit << "\n";
-    return exit_usage;
-  }
+  if (!junit_writable("suite", junit)) return exit_usage;
   block_stop_signals();
   run_options o = base;
   o.rig_exe = self_exe();

@@ -96,10 +96,15 @@ const option_table& sweep_options() {
   return t;
 }
 
+std::vector<std::string> every_phase_lasts(const std::vector<phase_decl>& phases, const std::string& duration) {
+  std::vector<std::string> o;
+  for (const auto& p : phases) o.push_back(fmt::format("phases.{}.duration=\"{}\"", p.name, duration));
+  return o;
+}
+
 std::vector<std::string> sweep_decl::overrides_for(int level, const std::vector<phase_decl>& phases) const {
   std::vector<std::string> o;
-  if (phase_duration_ns > 0)
-    for (const auto& p : phases) o.push_back(fmt::format("phases.{}.duration=\"{}ns\"", p.name, phase_duration_ns));
+  if (phase_duration_ns > 0) o = every_phase_lasts(phases, fmt::format("{}ns", phase_duration_ns));
   if (level >= 0) {
     o.push_back(fmt::format("{}.{}.{}={}", section, name, param, literals[size_t(level)]));
   } else {  // the baseline: the swept injector left out of every phase
@@ -119,6 +124,13 @@ bool valid_name(const std::string& s) {
   for (char c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')) return false;
   return true;
+}
+
+std::string name_rule() { return fmt::format("1 to {} letters, digits, '_' or '-'", max_name_length); }
+
+void check_tags(const std::vector<std::string>& tags, const source_pos& where, diagnostics& diags) {
+  for (const auto& t : tags)
+    if (!valid_name(t)) diags.add(where, fmt::format("tag '{}' must be {}", t, name_rule()));
 }
 
 namespace {
@@ -305,8 +317,8 @@ struct loader {
     if (tv.has("name")) {
       sc.name = tv.str("name");
       if (!valid_name(sc.name))
-        diags.add(tv.where("name"), fmt::format("'name' must be 1 to {} letters, digits, '_' or '-' (it names the run directory){}",
-                                                      max_name_length,
+        diags.add(tv.where("name"), fmt::format("'name' must be {} (it names the run directory){}",
+                                                      name_rule(),
                                                       sc.name.size() > max_name_length
                                                           ? fmt::format("; it has {} characters", sc.name.size())
                                                           : ""));
@@ -315,9 +327,7 @@ struct loader {
     if (tv.has("seed")) sc.seed = tv.integer("seed");
     if (tv.has("tags")) {
       sc.tags = tv.strings("tags");
-      for (const auto& t : sc.tags)
-        if (!valid_name(t))
-          diags.add(tv.where("tags"), fmt::format("tag '{}' must be 1 to {} letters, digits, '_' or '-'", t, max_name_length));
+      check_tags(sc.tags, tv.where("tags"), diags);
     }
     if (tv.has("require_all")) sc.require_all = tv.boolean("require_all");
 
@@ -344,7 +354,7 @@ struct loader {
       const std::string path = std::string(section) + "." + name;
       if (!valid_name(name)) {
         diags.add(pos_of(file, k.source()),
-                  fmt::format("name '{}' in [{}] must be 1 to {} letters, digits, '_' or '-'", name, section, max_name_length));
+                  fmt::format("name '{}' in [{}] must be {}", name, section, name_rule()));
         continue;
       }
       if (auto d = decode_kind(v, name, "[" + path + "]", path, kinds, what)) out.push_back(std::move(*d));
@@ -397,7 +407,7 @@ struct loader {
       if (!pv.has("name") || !pv.has("duration") || !pv.has("inject")) continue;  // each refused already
       phase_decl ph{pv.str("name"), pv.duration_ns("duration"), pv.strings("inject"), pos_of(file, pt.source())};
       if (!valid_name(ph.name))
-        diags.add(pv.where("name"), fmt::format("phase name '{}' must be 1 to {} letters, digits, '_' or '-'", ph.name, max_name_length));
+        diags.add(pv.where("name"), fmt::format("phase name '{}' must be {}", ph.name, name_rule()));
       if (!seen.insert(ph.name).second)
         diags.add(pv.where("name"), "duplicate phase name '" + ph.name + "'");
       check_injects(ph, pv, pt, sc, injector_names);

@@ -26,6 +26,9 @@ struct phase_decl {
   source_pos where;
 };
 
+// The --set assignments that make every phase `duration` long (a duration as written, "1s").
+std::vector<std::string> every_phase_lasts(const std::vector<phase_decl>& phases, const std::string& duration);
+
 // [sweep]: the scenario run once per level of one parameter (an injector's or a workload's),
 // each level `repeats` times; the measured phase's figures make the response curve.
 struct sweep_decl {
@@ -69,6 +72,10 @@ struct scenario {
 constexpr size_t max_name_length = 64;
 // 1 to max_name_length letters, digits, '_' or '-' (names, tags).
 bool valid_name(const std::string& s);
+// What valid_name asks, for messages: "1 to 64 letters, digits, '_' or '-'".
+std::string name_rule();
+// Each tag that is not a valid name, said at `where`.
+void check_tags(const std::vector<std::string>& tags, const source_pos& where, diagnostics& diags);
 
 // The keys of the scenario itself, of each [[phases]] entry and of [expect].
 const option_table& top_options();

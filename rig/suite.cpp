@@ -128,8 +128,7 @@ class suite_planner {
       if (v.is_set("name")) plan_.name = v.str("name");
       if (v.is_set("description")) plan_.description = v.str("description");
       if (!valid_name(plan_.name))
-        diags_.add(v.where("name"), fmt::format("'name' must be 1 to {} letters, digits, '_' or '-' (it names the "
-                                                "suite's directory)", max_name_length));
+        diags_.add(v.where("name"), fmt::format("'name' must be {} (it names the suite's directory)", name_rule()));
     }
     std::vector<std::string> sets = outer_sets;
     if (v.has("set"))
@@ -152,9 +151,8 @@ class suite_planner {
         for (const auto& s : ev.strings("set")) entry_sets.push_back(s);
         const std::string name = ev.is_set("name") ? ev.str("name") : "";
         if (!name.empty() && !valid_name(name))
-          diags_.add(ev.where("name"), fmt::format("'name' must be 1 to {} letters, digits, '_' or '-'", max_name_length));
-        for (const auto& t : ev.strings("tags"))
-          if (!valid_name(t)) diags_.add(ev.where("tags"), fmt::format("tag '{}' must be 1 to {} letters, digits, '_' or '-'", t, max_name_length));
+          diags_.add(ev.where("name"), fmt::format("'name' must be {}", name_rule()));
+        check_tags(ev.strings("tags"), ev.where("tags"), diags_);
         const fs::path target = fs::path(ev.str("file")).is_absolute() ? fs::path(ev.str("file")) : base / ev.str("file");
         add_path(target.lexically_normal().string(), ev.where("file"), entry_sets, ev.strings("tags"), name, duration,
                  depth + 1);
@@ -171,7 +169,7 @@ class suite_planner {
       scenario sc = load_scenario(f.file, sets, req_.allow_remote);
       std::vector<std::string> run_sets = sets;
       if (!duration.empty()) {  // every phase this long: its names are known now
-        for (const auto& p : sc.phases) run_sets.push_back(fmt::format("phases.{}.duration=\"{}\"", p.name, duration));
+        for (auto& s : every_phase_lasts(sc.phases, duration)) run_sets.push_back(std::move(s));
         sc = load_scenario(f.file, run_sets, req_.allow_remote);
       }
       suite_entry e{f.name.empty() ? sc.name : f.name, f.file, sets, duration, run_sets, sc.tags, std::move(sc)};
@@ -227,15 +225,6 @@ class suite_planner {
   bool first_suite_ = true;
 };
 
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
-  return buf;
-}
-
 // One scenario of the suite, run: its row, and what its junit testsuite is made from.
 struct entry_outcome {
   suite_row row;
@@ -270,10 +259,7 @@ entry_outcome run_entry(const suite_entry& e, run_options ro, const std::string&
   row.run_dir = fs::path(ran_in).filename().string();
   if (row.sweep) {
     o.summarized = code != exit_usage && code != exit_capability;
-    if (o.summarized) {
-      fill_row(row, o.sweep);
-      if (code == exit_runtime) row.status = "failed";
-    }
+    if (o.summarized) fill_row(row, o.sweep);  // its status as the sweep's exit says it
     return o;
   }
   try {
@@ -315,7 +301,7 @@ int run_suite(const suite_plan& plan, const run_options& opts, const std::string
   sum.name = plan.name;
   sum.description = plan.description;
   sum.dir = suite_dir.path();
-  sum.started_utc = utc_now();
+  sum.started_utc = format_utc(std::time(nullptr), "%Y-%m-%d %H:%M:%S");
   sum.filters = plan.filters;
   sum.skips = plan.skips;
   sum.filtered_out = plan.filtered_out;

@@ -18,8 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string latency_text(double us) { return std::isnan(us) ? std::string("-") : format_duration_us(us); }
-
 // The levels' own failed checks, then the curve's checks, as a run says its checks.
 void say_sweep_checks(const sweep_summary& s, std::ostream& out) {
   bool any_level = false;
@@ -110,10 +108,7 @@ sweep_summary summarize_sweep(const scenario& sc, const std::vector<std::string>
   out.levels_may_fail = sw.levels_may_fail;
   const bool curve_ok = std::all_of(out.expectations.begin(), out.expectations.end(),
                                     [](const expectation_row& e) { return e.ok; });
-  const bool levels_ok = std::all_of(out.levels.begin(), out.levels.end(), [&](const sweep_level& l) {
-    return !l.unverified && (sw.levels_may_fail || l.check_failures.empty());
-  });
-  if (!curve_ok || !levels_ok) out.status = "checks_failed";
+  if (!curve_ok || out.levels_fail()) out.status = "checks_failed";
   return out;
 }
 
@@ -174,8 +169,8 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
           for (const auto& wl : sc.workloads)
             if (const workload_phase_result* w = ph->workload(wl.name))
               line += fmt::format("  {}: {} ops/s p50 {} p99 {} errors {}", wl.name, format_count(w->throughput_ops_s),
-                                  latency_text(figure_of(*w, "p50")),
-                                  latency_text(figure_of(*w, "p99")),
+                                  format_duration_us(figure_of(*w, "p50")),
+                                  format_duration_us(figure_of(*w, "p99")),
                                   format_count(double(w->error_total())));
         reports[li].push_back(std::move(*report));
       }
@@ -203,8 +198,8 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
       const auto knee = summary.knee.find(w.name);
       out << fmt::format("{:<24} {:<10} {:>10} {:>10} {:>10} {:>21} {:>10}{}\n", l.label, w.name,
                          format_count(std::isnan(ops.median) ? 0 : ops.median),
-                         latency_text(l.at(w.name, "p50_us").median), latency_text(p99.median),
-                         latency_text(p99.min) + " – " + latency_text(p99.max),
+                         format_duration_us(l.at(w.name, "p50_us").median), format_duration_us(p99.median),
+                         format_duration_us(p99.min) + " – " + format_duration_us(p99.max),
                          fmt::format("{:.1f}", std::isnan(errors.median) ? 0.0 : errors.median),
                          knee != summary.knee.end() && knee->second.index == li
                              ? fmt::format("  ← knee (every run's p99 > {:g}× the first level's)", sw.knee_factor)

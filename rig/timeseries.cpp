@@ -108,7 +108,7 @@ void write_hdr_logs(const directory& dir, const scenario& sc, const std::vector<
                                                              RIG_VERSION, sc.name, w.name));
     for (const auto& r : rows)
       if (r.workload == w.name && !r.hdr.empty())
-        log += fmt::format("{:.3f},1.000,{:.3f},{}\n", double(r.index), r.max_us / 1e3, r.hdr);
+        log += hdr_log_line(double(r.index), 1, r.max_us, r.hdr);
     dir.write_file(w.name + ".latency.hlog", log);
   }
 }

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "core/units.hpp"
 
 using namespace rig;
@@ -78,4 +80,6 @@ TEST_CASE("human-readable forms carry units") {
   CHECK(format_bytes(65536) == "64.0KiB");
   CHECK(format_count(1234567) == "1,234,567");
   CHECK(format_count(12) == "12");
+  CHECK(format_duration_us(NAN) == "-");  // no value
+  CHECK(format_count(NAN) == "-");
 }
