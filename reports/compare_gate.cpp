@@ -147,8 +147,15 @@ compare_verdict compare_groups(const run_group& a, const run_group& b, const std
       bool applicable = false;
       for (const auto& c : conditions) applicable = applicable || applies(c, r);
       if (!conditions.empty() && !applicable) continue;
-      if (va.empty()) {
-        r.note = "A has no value (nothing answered, or no whole phase with its injections verified): no ratio";
+      const bool a_whole = std::any_of(a.runs.begin(), a.runs.end(), [&](const group_run& x) {
+        return x.level == k.level && whole_phase(x.report, k.phase, k.workload);
+      });
+      if (!a_whole) {  // no baseline to hold B to: a gate that cannot decide does not pass
+        r.note = "A has no whole phase with its injections verified here: nothing to compare B with";
+        for (const auto& c : conditions)
+          if (applies(c, r)) r.failed.push_back(c.text);
+      } else if (va.empty()) {
+        r.note = "A has no value (nothing answered): no ratio";
       } else if (vb.empty()) {  // nothing measured where A measured: never a pass
         r.note = "B has no value where A has one: nothing answered, or the phase did not run whole with its "
                  "injections verified";

@@ -132,3 +132,22 @@ TEST_CASE("B without the phase, or with its injection not verified, never passes
     CHECK(v.rows[1].note.find("B has no value") == 0);
   }
 }
+
+TEST_CASE("A whose phase was cut short or not verified is no baseline: the gate cannot pass on it") {
+  const std::vector<gate_condition> gate = {parse_fail_if("p99 > 1.2x")};
+  run_group a = group("run", {1000}), b = group("run", {1000});
+  injection_result i;
+  i.name = "slow";
+  i.verified = false;
+  a.runs[0].report.phases[0].injections.push_back(i);
+  const auto v = compare_groups(a, b, gate);
+  REQUIRE(v.rows.size() == 1);
+  CHECK(v.regressions() == 1);
+  CHECK(v.rows[0].note.find("A has no whole phase") == 0);
+  // A whole phase of A where nothing answered is a value-less row, not a failure.
+  run_group silent = group("run", {1000});
+  silent.runs[0].report.phases[0].workloads[0].latency.count = 0;
+  const auto quiet = compare_groups(silent, b, gate);
+  CHECK(quiet.regressions() == 0);
+  CHECK(quiet.rows[0].note.find("A has no value") == 0);
+}
