@@ -296,6 +296,13 @@ inline bool sanitized_skip([[maybe_unused]] const char* why) {
 #endif
 }
 
+// Two counts of the same fires that a phase's edges cut in different places: the injection's
+// count is read just before the phase's first sample, the target's counters in that sample, and
+// a reply is counted in the phase it arrives in (a fire just before the injection's read can be
+// answered after the phase began). A fire at each edge may fall on one side only: one apart at
+// each edge, either way.
+inline bool same_fires(uint64_t a, uint64_t b, uint64_t edges = 1) { return a + edges >= b && a <= b + edges; }
+
 // Network namespaces need root (CAP_SYS_ADMIN); tests that make them probe first.
 inline bool can_make_netns() {
   try {

@@ -107,15 +107,12 @@ TEST_CASE("thread-loss-fixed.toml: the same failpoint caught: all 8 workers stay
   for (const auto& p : r["phases"]) CHECK(p["resources"]["target"]["live_workers_min"] == 8);
   const auto fired = loss["injections"][0]["measured"]["fired"].get<uint64_t>();
   CHECK(fired > 3);
-  // The failpoint's count and the target's counters cover the same window, but they are two reads
-  // of a live process at each edge (the failpoint's just before the phase's sample, which reads
-  // /proc before the counters): a fire between the two reads at the start counts only in the
-  // failpoint's, one at the end only in the target's. One fire apart, either way (23 and 22 once).
-  const auto near = [&](uint64_t a, uint64_t b) { return a + 1 >= b && a <= b + 1; };
+  // The failpoint's count and the target's counters cover the same window, read at its edges
+  // at slightly different instants (23 fired and 22 caught once, under ASan).
   const auto caught = loss["resources"]["target"]["exceptions_caught"].get<uint64_t>();
-  CHECK_MESSAGE(near(caught, fired), "caught ", caught, ", fired ", fired);
+  CHECK_MESSAGE(rig::testing::same_fires(caught, fired), "caught ", caught, ", fired ", fired);
   const auto answered = loss["workloads"]["rr"]["errors"]["status_5xx"].get<uint64_t>();  // each answered with an error
-  CHECK_MESSAGE(near(answered, fired), "answered ", answered, ", fired ", fired);
+  CHECK_MESSAGE(rig::testing::same_fires(answered, fired), "answered ", answered, ", fired ", fired);
   CHECK(loss["workloads"]["rr"]["errors"]["timeout"] == 0);
   CHECK(loss["workloads"]["rr"]["latency_us"]["p99"].get<double>() <
         2 * base["workloads"]["rr"]["latency_us"]["p99"].get<double>());

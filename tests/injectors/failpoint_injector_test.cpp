@@ -92,11 +92,13 @@ TEST_CASE("failpoint error at wal.fsync with on_error = reply: each fire is one 
   const auto fired = fault["injections"][0]["measured"]["fired"].get<uint64_t>();
   const auto hits = fault["injections"][0]["measured"]["hits"].get<uint64_t>();
   CHECK(double(fired) == doctest::Approx(double(hits) * 0.2).epsilon(0.4));
-  // A request failing as its phase ends is counted in the next one.
+  // A request failing as its phase ends is answered in the next one; one that failed just before the
+  // failpoint's count began can be answered in this one (21 replies for 20 fires once, under TSan).
   const auto errors = fault["workloads"]["rr"]["errors"]["status_5xx"].get<uint64_t>() +
                       r["phases"][2]["workloads"]["rr"]["errors"]["status_5xx"].get<uint64_t>();
-  CHECK(errors == fired);
-  CHECK(fault["resources"]["target"]["exceptions_caught"].get<uint64_t>() + 2 >= fired);
+  CHECK_MESSAGE(rig::testing::same_fires(errors, fired), "5xx ", errors, ", fired ", fired);
+  const auto caught = fault["resources"]["target"]["exceptions_caught"].get<uint64_t>();
+  CHECK_MESSAGE(rig::testing::same_fires(caught, fired, 2), "caught ", caught, ", fired ", fired);
   CHECK(r["phases"][0]["workloads"]["rr"]["errors"]["status_5xx"] == 0);
   CHECK(fault["injections"][0]["verification"].get<std::string>().find("errno 28 (ENOSPC)") != std::string::npos);
 }
