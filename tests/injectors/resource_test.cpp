@@ -39,7 +39,9 @@ TEST_CASE("memory-accumulation.toml: 64 KiB per request as bytes/op, then the OO
   MESSAGE("growth per op: RSS " << base["rss_growth_per_op_bytes"].get<double>() << " B, retained "
                                 << base["retained_per_request_bytes"].get<double>() << " B");
   CHECK(base["rss_growth_per_op_bytes"].get<double>() == doctest::Approx(65536).epsilon(0.1));
-  CHECK(base["retained_per_request_bytes"].get<double>() == 65536);
+  // The target counts a request as a worker takes it and its 64 KiB once they are kept: a request
+  // between the two as a phase's first or last sample reads them moves the figure by one request in ~300.
+  CHECK(base["retained_per_request_bytes"].get<double>() == doctest::Approx(65536).epsilon(0.02));
   CHECK(count_events(r, "oom_kill") == 1);
   CHECK(count_events(r, "target_exit") == 1);
   const auto& death = r["target"]["death"];  // the cause from the cgroup's OOM counter
@@ -313,11 +315,10 @@ TEST_CASE("slow-disk.toml: disk latency becomes request latency, phase by phase"
   CHECK(run.code == 0);
   const auto r = run.report();
   CHECK(r["phases"][1]["injections"][0]["verification"].get<std::string>().find("write ops 75/s") != std::string::npos);
-  // Each failed write fails one request (one failing as the phase ends is counted after it).
-  const int failed = r["phases"][3]["injections"][0]["measured"]["failed"].get<int>();
-  const int closed = r["phases"][3]["workloads"]["rr"]["errors"]["closed"].get<int>();
-  CHECK(closed <= failed);
-  CHECK(closed >= failed - 2);
+  // Each failed write fails one request, counted in the phase its reply (the close) arrives in.
+  const auto failed = r["phases"][3]["injections"][0]["measured"]["failed"].get<uint64_t>();
+  const auto closed = r["phases"][3]["workloads"]["rr"]["errors"]["closed"].get<uint64_t>();
+  CHECK_MESSAGE(same_fires(closed, failed, 2), "closed ", closed, ", failed ", failed);
   check_cgroup_gone(r);
 }
 
@@ -384,10 +385,9 @@ duration = "1s"
   const double failed = eio["measured"]["failed"].get<double>(), eio_calls = eio["measured"]["calls"].get<double>();
   MESSAGE("fsync EIO at p=0.2: " << failed << " of " << eio_calls << " calls failed");
   CHECK(failed / eio_calls == doctest::Approx(0.2).epsilon(0.4));
-  // Each failed fsync fails one request; one failing as the phase ends is counted after it.
-  const double closed = r["phases"][2]["workloads"]["rr"]["errors"]["closed"].get<double>();
-  CHECK(closed <= failed);
-  CHECK(closed >= failed - 2);
+  // Each failed fsync fails one request, counted in the phase its close arrives in.
+  const auto closed = r["phases"][2]["workloads"]["rr"]["errors"]["closed"].get<uint64_t>();
+  CHECK_MESSAGE(same_fires(closed, uint64_t(failed), 2), "closed ", closed, ", failed ", failed);
   CHECK(r["phases"][3]["workloads"]["rr"]["ops"].get<int>() > 150);  // reverted: no errors after
   for (const auto& [k, n] : r["phases"][3]["workloads"]["rr"]["errors"].items()) CHECK_MESSAGE(n == 0, k);
 }
