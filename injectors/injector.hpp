@@ -84,9 +84,9 @@ class injector {
   virtual nlohmann::json params() const = 0;
   // The phase's window opens: counters measure() counts from are read here, just before the
   // phase's first resource sample (and measure() just before its last), so the injection's counts
-  // and the target's cover the same window. Never throws (what cannot be read counts from apply).
-  // Default: nothing to read.
-  virtual void phase_starts(run_context&) noexcept {}
+  // and the target's cover the same window. When it throws (the target is going), the phase runs
+  // on and the counts run from what apply() read. Default: nothing to read.
+  virtual void phase_starts(run_context&) {}
   // What the injection did during the phase, read at its end (before revert).
   virtual nlohmann::json measure(run_context&) { return nlohmann::json::object(); }
 };

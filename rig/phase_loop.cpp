@@ -67,7 +67,13 @@ void phase_loop::begin_phase(size_t pi, run_wiring& wiring) {
     pr.injections.push_back({name, plan_.sc.injector(name)->kind, inj.mechanism(), inj.params(), v.ok, v.text,
                              v.measured});
   }
-  for (const auto& name : ph.inject) plan_.injectors.at(name)->phase_starts(plan_.ctx);
+  for (const auto& name : ph.inject) {
+    try {
+      plan_.injectors.at(name)->phase_starts(plan_.ctx);
+    } catch (...) {
+      // Unreadable (the target is going): its counts run from apply's reading.
+    }
+  }
   const int64_t p0 = mono_ns();
   wiring.samples().sample_now();
   rec_.clock.phase_start_ns.store(p0);

@@ -144,6 +144,11 @@ TEST_CASE("A whose phase was cut short or not verified is no baseline: the gate 
   REQUIRE(v.rows.size() == 1);
   CHECK(v.regressions() == 1);
   CHECK(v.rows[0].note.find("A has no whole phase") == 0);
+  run_group cut = group("run", {1000});
+  cut.runs[0].report.phases[0].completed = false;  // interrupted, or the target died
+  const auto short_a = compare_groups(cut, b, gate);
+  CHECK(short_a.regressions() == 1);
+  CHECK(short_a.rows[0].note.find("A has no whole phase") == 0);
   // A whole phase of A where nothing answered is a value-less row, not a failure.
   run_group silent = group("run", {1000});
   silent.runs[0].report.phases[0].workloads[0].latency.count = 0;
