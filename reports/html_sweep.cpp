@@ -49,12 +49,12 @@ std::string levels_table(const sweep_summary& sw, const std::vector<std::string>
       const bool is_knee = knee != sw.knee.end() && knee->second.index == i;
       const double errors = l.at(w, "errors_per_s").median, cpu = l.target_cpu_pct.median;
       o += fmt::format("<tr><td>{}{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
-                       "<td class=\"n\">{} – {}</td><td class=\"n\">{}</td><td class=\"n\">{:.1f}</td><td class=\"n\">{}</td>"
+                       "<td class=\"n\">{} – {}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>"
                        "<td class=\"small\">{}</td></tr>",
                        esc(l.label), is_knee ? " <span class=\"badge bad\">knee</span>" : "", esc(w),
                        thr_text(l.at(w, "throughput_ops_s").median), lat_text(l.at(w, "p50_us").median),
                        lat_text(l.at(w, "p99_us").median), lat_text(l.at(w, "p99_us").min), lat_text(l.at(w, "p99_us").max),
-                       lat_text(l.at(w, "p999_us").median), std::isnan(errors) ? 0.0 : errors,
+                       lat_text(l.at(w, "p999_us").median), std::isnan(errors) ? std::string("–") : fmt::format("{:.1f}", errors),
                        std::isnan(cpu) ? std::string("–") : fmt::format("{:.1f}%", cpu),
                        esc(std::to_string(l.runs.size()) + " run(s)"));
     }

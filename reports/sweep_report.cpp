@@ -1,6 +1,10 @@
 #include "reports/sweep_report.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+
+#include "core/units.hpp"
 
 namespace rig {
 
@@ -16,6 +20,30 @@ spread_stat spread_stat::of(std::vector<double> v) {
   s.min = v.front();
   s.max = v.back();
   return s;
+}
+
+std::string sweep_table(const sweep_summary& s, const std::vector<std::string>& workloads) {
+  const std::string param = s.param.substr(s.param.rfind('.') + 1);  // "rate" of workloads.rr.rate
+  std::string o = fmt::format("{:<24} {:<10} {:>10} {:>10} {:>10} {:>21} {:>10}\n", param, "workload", "ops/s", "p50",
+                              "p99", "p99 min–max", "errors/s");
+  for (size_t li = 0; li < s.levels.size(); ++li) {
+    const sweep_level& l = s.levels[li];
+    for (const auto& w : workloads) {
+      const spread_stat p99 = l.at(w, "p99_us");
+      const double errors = l.at(w, "errors_per_s").median;
+      const auto knee = s.knee.find(w);
+      o += fmt::format("{:<24} {:<10} {:>10} {:>10} {:>10} {:>21} {:>10}{}\n", l.label, w,
+                       format_count(l.at(w, "throughput_ops_s").median), format_duration_us(l.at(w, "p50_us").median),
+                       format_duration_us(p99.median), format_duration_us(p99.min) + " – " + format_duration_us(p99.max),
+                       std::isnan(errors) ? "-" : fmt::format("{:.1f}", errors),
+                       knee != s.knee.end() && knee->second.index == li
+                           ? fmt::format("  ← knee (every run's p99 > {:g}× the first level's)", s.knee_factor)
+                           : "");
+    }
+  }
+  for (const auto& w : workloads)
+    if (!s.knee.count(w)) o += fmt::format("no knee for {}: p99 stayed within {:g}× the first level's\n", w, s.knee_factor);
+  return o;
 }
 
 bool sweep_summary::levels_fail() const {

@@ -57,5 +57,8 @@ struct sweep_summary {
 };
 
 nlohmann::json to_json(const sweep_summary& s);  // sweep.json
+// The response curve for the terminal: each level's medians per workload, the p99 spread, the
+// knee; "-" where no run of the level had a whole phase to measure.
+std::string sweep_table(const sweep_summary& s, const std::vector<std::string>& workloads);
 
 }  // namespace rig

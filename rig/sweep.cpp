@@ -187,28 +187,9 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
   if (interrupted) summary.status = "interrupted";
   sweep_dir.write_file("sweep.json", to_json(summary).dump(2) + "\n");
   sweep_dir.write_file("sweep.html", render_sweep_html(summary));
-  // The response curve as a table: medians, the p99 spread, the knee.
-  out << fmt::format("\n{:<24} {:<10} {:>10} {:>10} {:>10} {:>21} {:>10}\n", sw.param, "workload", "ops/s", "p50", "p99",
-                     "p99 min–max", "errors/s");
-  for (size_t li = 0; li < summary.levels.size(); ++li) {
-    const sweep_level& l = summary.levels[li];
-    for (const auto& w : sc.workloads) {
-      const spread_stat ops = l.at(w.name, "throughput_ops_s"), p99 = l.at(w.name, "p99_us"),
-                        errors = l.at(w.name, "errors_per_s");
-      const auto knee = summary.knee.find(w.name);
-      out << fmt::format("{:<24} {:<10} {:>10} {:>10} {:>10} {:>21} {:>10}{}\n", l.label, w.name,
-                         format_count(std::isnan(ops.median) ? 0 : ops.median),
-                         format_duration_us(l.at(w.name, "p50_us").median), format_duration_us(p99.median),
-                         format_duration_us(p99.min) + " – " + format_duration_us(p99.max),
-                         fmt::format("{:.1f}", std::isnan(errors.median) ? 0.0 : errors.median),
-                         knee != summary.knee.end() && knee->second.index == li
-                             ? fmt::format("  ← knee (every run's p99 > {:g}× the first level's)", sw.knee_factor)
-                             : "");
-    }
-  }
-  for (const auto& w : sc.workloads)
-    if (!summary.knee.count(w.name))
-      out << fmt::format("no knee for {}: p99 stayed within {:g}× the first level's\n", w.name, sw.knee_factor);
+  std::vector<std::string> workloads;
+  for (const auto& w : sc.workloads) workloads.push_back(w.name);
+  out << "\n" << sweep_table(summary, workloads);
   say_sweep_checks(summary, out);
   out << fmt::format("\nsweep: {}/sweep.json\n  open {}/sweep.html\n", dir, dir);
   if (summary_out) *summary_out = summary;

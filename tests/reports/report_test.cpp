@@ -2,8 +2,10 @@
 
 #include <cmath>
 
+#include "reports/html.hpp"
 #include "reports/junit.hpp"
 #include "reports/report.hpp"
+#include "reports/sweep_report.hpp"
 
 using namespace rig;
 
@@ -112,4 +114,29 @@ TEST_CASE("JUnit XML: counts, a failed check's message, a refused run as an erro
   CHECK(x.find("message=\"expected x &gt; &apos;y&apos; &amp;  , actual 0\"") != std::string::npos);  // \x01: a space
   CHECK(x.find("<testsuite name=\"bad.toml\" tests=\"1\" failures=\"0\" errors=\"1\"") != std::string::npos);
   CHECK(x.find("<error type=\"error\" message=\"exit 2: missing [target]\">missing [target]</error>") != std::string::npos);
+}
+
+TEST_CASE("a sweep level no run measured reads as no value, not as 0 ops/s and 0 errors/s") {
+  sweep_summary s;
+  s.param = "workloads.rr.rate";
+  sweep_level measured, dead;
+  measured.label = "100/s";
+  measured.runs = {"r1"};
+  measured.workloads["rr"] = {{"throughput_ops_s", spread_stat::of({99.6})}, {"p50_us", spread_stat::of({800})},
+                              {"p99_us", spread_stat::of({1500})}, {"errors_per_s", spread_stat::of({0.5})}};
+  dead.label = "400/s";  // its one run cut short, or its injection not verified: no whole phase
+  dead.runs = {"r2"};
+  s.levels = {measured, dead};
+  const std::string t = sweep_table(s, {"rr"});
+  INFO(t);
+  CHECK(t.rfind("rate ", 0) == 0);
+  CHECK(t.find("100/s                    rr                100    800.0us     1.50ms       1.50ms – 1.50ms        0.5\n") !=
+        std::string::npos);
+  CHECK(t.find("400/s                    rr                  -          -          -                 - – -          -\n") !=
+        std::string::npos);
+  CHECK(t.find("no knee for rr") != std::string::npos);
+  const std::string html = render_sweep_html(s);
+  CHECK(html.find("<td class=\"n\">0.5</td>") != std::string::npos);
+  CHECK(html.find("<td class=\"n\">–</td><td class=\"n\">–</td><td class=\"small\">1 run(s)") != std::string::npos);
+  CHECK(html.find("<td class=\"n\">0.0</td>") == std::string::npos);
 }
