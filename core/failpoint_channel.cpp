@@ -35,6 +35,7 @@ std::map<std::string, failpoint_state> parse_failpoint_stats(const std::string& 
         else if (k == "count") s.count = std::stoll(v);
         else if (k == "delay_ns") s.delay_ns = std::stoll(v);
         else if (k == "errno") s.error = std::stoi(v);
+        else if (k == "seed") s.seed = std::stoull(v);
         else if (k == "hits") s.hits = std::stoull(v);
         else if (k == "fired") s.fired = std::stoull(v);
       } catch (const std::exception&) {

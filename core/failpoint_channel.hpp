@@ -17,9 +17,10 @@ struct failpoint_state {
   double probability = 1;
   int64_t count = 0, delay_ns = 0;
   int error = 0;
+  uint64_t seed = 0;  // the draws' seed
   uint64_t hits = 0, fired = 0;
 };
-// "NAME action=A p=P count=N delay_ns=D errno=E hits=H fired=F; NAME ..." -> by name.
+// "NAME action=A p=P count=N delay_ns=D errno=E seed=S hits=H fired=F; NAME ..." -> by name.
 std::map<std::string, failpoint_state> parse_failpoint_stats(const std::string& text);
 
 // rig's end of the failpoint control channel: a unix socket rig listens on, which every

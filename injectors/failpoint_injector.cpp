@@ -18,11 +18,11 @@ const std::vector<std::string_view> actions = {"throw", "error", "delay", "abort
 // How long apply() waits for the target's first process to connect.
 constexpr int connect_wait_ms = 3000;
 
-// The library's spec: "ACTION p=P count=N [delay=Dns] [errno=E]" ("off" alone).
+// The library's spec: "ACTION p=P count=N seed=S [delay=Dns] [errno=E]" ("off" alone).
 std::string spec_text(const std::string& action, double probability, int64_t count, int64_t delay_ns,
-                      const std::string& error) {
+                      const std::string& error, uint64_t seed) {
   if (action == "off") return action;
-  std::string s = fmt::format("{} p={:.17g} count={}", action, probability, count);
+  std::string s = fmt::format("{} p={:.17g} count={} seed={}", action, probability, count, seed);
   if (action == "delay") s += fmt::format(" delay={}ns", delay_ns);
   if (action == "error") s += " errno=" + error;
   return s;
@@ -31,10 +31,7 @@ std::string spec_text(const std::string& action, double probability, int64_t cou
 class failpoint_injector final : public injector {
  public:
   explicit failpoint_injector(const option_values& v)
-      : opts_(v),
-        name_(v.str("failpoint")),
-        spec_(spec_text(v.str("action"), v.real("probability"), v.integer("count"), v.duration_ns("delay"),
-                        v.str("error"))) {}
+      : opts_(v), name_(v.str("failpoint")) {}
 
   probe_result probe(const run_context& ctx) override {
     if (auto p = needs_started_target(ctx, "rig cannot give it the failpoint channel")) return *p;
@@ -44,6 +41,10 @@ class failpoint_injector final : public injector {
 
   void apply(run_context& ctx) override {
     channel_ = ctx.failpoints;
+    // The run's seed: the n-th hit since this set fires by the n-th draw of (seed, failpoint).
+    seed_ = ctx.seed;
+    spec_ = spec_text(opts_.str("action"), opts_.real("probability"), opts_.integer("count"),
+                      opts_.duration_ns("delay"), opts_.str("error"), seed_);
     if (channel_->await_processes(connect_wait_ms) == 0)
       throw std::runtime_error(fmt::format(
           "failpoint {}: the target did not connect to rig's failpoint channel within {} s; a command target "
@@ -72,11 +73,11 @@ class failpoint_injector final : public injector {
     const size_t processes = channel_->processes();
     const auto& s = at_apply_;
     v.ok = processes > 0 && s.action == opts_.str("action") && s.probability == opts_.real("probability") &&
-           s.count == opts_.integer("count");
+           s.count == opts_.integer("count") && s.seed == seed_;
     v.text = fmt::format("{}: {} read back from {} process{} of the target", name_, what(s), processes,
                          processes == 1 ? "" : "es");
     if (!v.ok) v.text += fmt::format(" (asked: {})", spec_);
-    v.measured = {{"processes", processes}, {"action", s.action}, {"probability", s.probability}};
+    v.measured = {{"processes", processes}, {"action", s.action}, {"probability", s.probability}, {"seed", s.seed}};
     return v;
   }
 
@@ -93,7 +94,8 @@ class failpoint_injector final : public injector {
     if (!applied_) return {true, "nothing applied"};
     applied_ = false;
     const auto& p = prior_;
-    const std::string prior_spec = spec_text(p.action, p.probability, p.count, p.delay_ns, std::to_string(p.error));
+    const std::string prior_spec =
+        spec_text(p.action, p.probability, p.count, p.delay_ns, std::to_string(p.error), p.seed);
     std::vector<pid_t> put_back, refused;
     try {
       for (const auto& r : channel_->request("set " + name_ + " " + prior_spec, 1000))
@@ -135,6 +137,7 @@ class failpoint_injector final : public injector {
     std::string t = s.action;
     if (s.action == "off") return t;
     t += fmt::format(" with probability {:g}", s.probability);
+    if (s.probability < 1) t += fmt::format(" (seed {})", s.seed);
     if (s.count > 0) t += s.count == 1 ? std::string(", at most once") : fmt::format(", at most {} times", s.count);
     if (s.action == "delay") t += ", " + format_duration_us(double(s.delay_ns) / 1e3) + " each";
     if (s.action == "error") t += fmt::format(", errno {} ({})", s.error, ::strerrorname_np(s.error) ?: "?");
@@ -143,6 +146,7 @@ class failpoint_injector final : public injector {
 
   option_values opts_;
   std::string name_, spec_;
+  uint64_t seed_ = 0;
   failpoint_channel* channel_ = nullptr;
   failpoint_state prior_, at_apply_;
   failpoint_state from_;  // what measure() counts from: read as the phase's window opens

@@ -39,7 +39,7 @@ class file_faults_injector final : public injector {
     shim_ = ctx.shim;
     prefix_ = std::filesystem::absolute(opts_.has("path_prefix") ? opts_.str("path_prefix") : ctx.run_dir).string();
     applied_ = true;
-    at_apply_ = shim_->set_file_faults(ops_, prefix_, probability_, delay_ns_, error_);
+    at_apply_ = shim_->set_file_faults(ops_, prefix_, probability_, delay_ns_, error_, ctx.seed);
     from_ = at_apply_.counters;
   }
 

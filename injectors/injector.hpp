@@ -44,6 +44,7 @@ struct run_context {
   failpoint_channel* failpoints = nullptr;  // rig's failpoint channel, when an injector arms failpoints
   std::string failpoints_missing;           // else why the target cannot have one
   int64_t phase_duration_ns = 0;            // the phase being applied, for a schedule to fit in it (0: open)
+  uint64_t seed = 0;                        // the scenario's: every random choice an injector makes draws from it
   bool target_started = false;  // the target is a process rig starts (its kind says so), not one already running
 };
 

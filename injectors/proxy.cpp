@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/clock.hpp"
+#include "core/draw.h"
 #include "core/units.hpp"
 
 namespace rig {
@@ -191,7 +192,7 @@ std::vector<std::shared_ptr<const toxic>> toxic_proxy::active() const {
 }
 
 void toxic_proxy::adopt(stream_socket client) {
-  auto c = std::make_shared<connection>(std::move(client), seed_ + next_conn_++, connections_, upstream_sockets_);
+  auto c = std::make_shared<connection>(std::move(client), rig_stream_seed(seed_, "proxy.connection", next_conn_++), connections_, upstream_sockets_);
   std::erase_if(live_, [](const auto& w) { return w.expired(); });
   live_.push_back(c);
   asio::co_spawn(*loop_, serve(c), asio::detached);

@@ -145,7 +145,7 @@ socket_policy preload_shim::socket_policy_now() {
 }
 
 socket_report preload_shim::set_file_faults(uint32_t ops, const std::string& prefix, double probability,
-                                            int64_t delay_ns, int error) {
+                                            int64_t delay_ns, int error, uint64_t seed) {
   if (prefix.size() >= RIG_SHIM_PREFIX_MAX)
     throw std::runtime_error(fmt::format("path prefix longer than {} bytes: {}", RIG_SHIM_PREFIX_MAX - 1, prefix));
   // Off first, so no process ever reads a half-written prefix with faults on.
@@ -155,6 +155,7 @@ socket_report preload_shim::set_file_faults(uint32_t ops, const std::string& pre
   store(&ctl_->fault_ppm, uint32_t(std::llround(std::clamp(probability, 0.0, 1.0) * 1e6)));
   store(&ctl_->fault_errno, int32_t(error));
   store(&ctl_->fault_delay_ns, delay_ns);
+  store(&ctl_->fault_seed, seed);
   store(&ctl_->fault_ops, ops);
   return publish_and_wait();
 }

@@ -32,10 +32,11 @@ class preload_shim final : public socket_tunable {
 
   // File faults in the target: on calls of the kinds in `ops` (RIG_SHIM_OP_* bits) on files
   // whose path starts with `prefix`, with probability `probability`: a delay, then a failure
-  // with `error` (0: none). ops 0 turns them off. Returns once every process applied it;
+  // with `error` (0: none); the n-th matching call of a process draws the n-th number of the
+  // stream of `seed` (core/draw.h). ops 0 turns them off. Returns once every process applied it;
   // counters: file_calls, file_delayed, file_failed, processes.
   socket_report set_file_faults(uint32_t ops, const std::string& prefix, double probability, int64_t delay_ns,
-                                int error);
+                                int error, uint64_t seed = 0);
   socket_report file_fault_report() { return publish_and_wait(); }
 
   socket_report set_socket_policy(const socket_policy& p) override;

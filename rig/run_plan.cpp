@@ -37,6 +37,7 @@ void make_reach(run_plan& p, const run_options& opts) {
   ctx.target_kind = p.sc.target.kind;
   ctx.target_started = find_target_kind(p.sc.target.kind)->started_by_rig;
   ctx.cgroups = &p.cgroups;
+  ctx.seed = uint64_t(p.sc.seed);
   for (size_t i = 0; i < p.workloads.size(); ++i)
     ctx.workloads.push_back({"workload " + p.sc.workloads[i].name, p.workloads[i]->sockets(),
                              "the rig's own sockets (workload " + p.sc.workloads[i].name + ")"});

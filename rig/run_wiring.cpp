@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "core/clock.hpp"
+#include "core/draw.h"
 #include "core/journal.hpp"
 
 namespace rig {
@@ -139,7 +140,8 @@ void run_wiring::start_workloads() {
   for (size_t i = 0; i < workloads.size(); ++i) {
     workload_env env{sc.workloads[i].name, host, proxy ? proxy->port() : tgt.port(), &rec_.clock, &rec_.windows};
     env.run_dir = rec_.run_files;
-    env.seed = uint64_t(sc.seed);
+    // Each workload draws from its own stream of the run's seed, so two alike draw unalike.
+    env.seed = rig_stream_seed(uint64_t(sc.seed), ("workload." + sc.workloads[i].name).c_str(), 0);
     env.target_cgroup_procs = plan_.reach.tenv.cgroup_procs;
     env.clock_fd = rec_.clock_cell.fd();
     env.rig_exe = opts_.rig_exe;

@@ -185,13 +185,9 @@ void disk_workload::run(worker_threads::worker& w) {
   }
   std::vector<slot> slots(static_cast<size_t>(iodepth_));
   const uint64_t blocks = file_size_ / block_;
-  uint64_t rng = 0x9E3779B97F4A7C15ull * uint64_t(w.index + 1);
-  auto next_rand = [&] {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-  };
+  const uint64_t stream = stream_for("disk.blocks", w);
+  uint64_t draws = 0;
+  auto next_rand = [&] { return rig_draw(stream, draws++); };
   uint64_t seq_block = blocks * uint64_t(w.index) / uint64_t(threads_);
   auto plan = pacer_for(w);  // open loop: this thread's share of the rate
   int64_t next_intended = 0;

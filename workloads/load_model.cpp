@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 
+#include "core/draw.h"
 #include "core/units.hpp"
 
 namespace rig {
@@ -99,19 +100,14 @@ nlohmann::json load_model::describe() const {
 
 pacer::pacer(const load_model& m, const run_clock& clock, int streams, int index, uint64_t seed)
     : m_(m), clock_(clock), share_(1.0 / std::max(1, streams)), index_(index), streams_(std::max(1, streams)),
-      rng_(seed * 0x9E3779B97F4A7C15ull + uint64_t(index) * 0xBF58476D1CE4E5B9ull + 1) {}
+      stream_(rig_stream_seed(seed, "arrivals", uint64_t(index))) {}
 
 double pacer::stream_rate(int64_t t_ns) const {
   const auto [in, len] = clock_.in_phase(t_ns);
   return std::max(m_.rate_at(in, len) * share_, 1e-9);
 }
 
-double pacer::uniform01() {  // xorshift64*, (0, 1]
-  rng_ ^= rng_ >> 12;
-  rng_ ^= rng_ << 25;
-  rng_ ^= rng_ >> 27;
-  return (double((rng_ * 0x2545F4914F6CDD1Dull) >> 11) + 1.0) / 9007199254740992.0;
-}
+double pacer::uniform01() { return rig_draw_unit(stream_, draws_++); }
 
 void pacer::start(int64_t t0_ns) {
   const double gap = 1e9 / stream_rate(t0_ns);

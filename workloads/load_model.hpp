@@ -52,7 +52,8 @@ void check_load_model(const option_values& v, const bind_context& ctx, diagnosti
 class pacer {
  public:
   // streams: how many pacers share the rate; index: this one's place among them (its first
-  // send is offset so the streams interleave evenly); seed: Poisson arrivals' generator.
+  // send is offset so the streams interleave evenly); seed: the workload's, from which this
+  // pacer's Poisson arrivals draw (stream "arrivals", index), the same each run.
   pacer(const load_model& m, const run_clock& clock, int streams, int index, uint64_t seed);
   void start(int64_t t0_ns);
   int64_t next();  // the next intended send time; advances
@@ -65,7 +66,7 @@ class pacer {
   const run_clock& clock_;
   double share_;
   int index_, streams_;
-  uint64_t rng_;
+  uint64_t stream_, draws_ = 0;
   int64_t next_ns_ = 0;
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/clock.hpp"
+#include "core/draw.h"
 #include "workloads/load_model.hpp"
 #include "workloads/workload.hpp"
 
@@ -108,6 +109,11 @@ class threaded_workload : public workload {
       p->start(mono_ns());
     }
     return p;
+  }
+
+  // A thread's own stream of draws (core/draw.h), from the workload's seed: the same each run.
+  uint64_t stream_for(const char* name, const worker_threads::worker& w) const {
+    return rig_stream_seed(seed_, name, uint64_t(w.index));
   }
 
   const option_values opts_;

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/draw.h"
 #include "shim_control.h"
 
 #define MAX_FDS 65536
@@ -41,6 +42,8 @@ struct fault_cfg {
   uint32_t gen, ops, ppm;
   int32_t err;
   int64_t delay_ns;
+  uint64_t stream;         /* the draws' stream, from the run's seed */
+  uint64_t draws;          /* atomic: calls that rolled the dice under this configuration */
   size_t prefix_len;
   char prefix[RIG_SHIM_PREFIX_MAX];
 };
@@ -143,6 +146,7 @@ static void load_faults(uint32_t gen) {
   c->ppm = load(&ctl->fault_ppm);
   c->err = load_i(&ctl->fault_errno);
   c->delay_ns = __atomic_load_n(&ctl->fault_delay_ns, __ATOMIC_ACQUIRE);
+  c->stream = rig_stream_seed(__atomic_load_n(&ctl->fault_seed, __ATOMIC_ACQUIRE), "file_faults", 0);
   memcpy(c->prefix, ctl->fault_prefix, sizeof c->prefix);
   c->prefix[sizeof c->prefix - 1] = 0;
   c->prefix_len = strlen(c->prefix);
@@ -325,20 +329,17 @@ int dup3(int from, int to, int flags) {
   return real(from, to, flags);
 }
 
-/* A per-thread xorshift: the fault's dice, no lock. */
-static uint32_t roll_ppm(void) {
-  static __thread uint64_t x;
-  if (!x) x = (uint64_t)getpid() * 0x9E3779B97F4A7C15ull ^ (uint64_t)(uintptr_t)&x ^ (uint64_t)time(NULL);
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return (uint32_t)(x % 1000000u);
+/* The fault's dice: the n-th call under a configuration (in this process) draws the n-th number
+   of the run's stream, whichever thread makes it; uniform over [0, 1000000). */
+static uint32_t roll_ppm(struct fault_cfg* c) {
+  const uint64_t x = rig_draw(c->stream, __atomic_fetch_add(&c->draws, 1, __ATOMIC_RELAXED));
+  return (uint32_t)(((x >> 32) * 1000000u) >> 32);
 }
 
 /* Before a call of kind `op` on fd: 0 to go on, -1 (errno set) to fail it. Costs one
    atomic load while no file faults are configured. */
 static int file_fault(int fd, uint32_t op) {
-  const struct fault_cfg* c = __atomic_load_n(&faults, __ATOMIC_ACQUIRE);
+  struct fault_cfg* c = __atomic_load_n(&faults, __ATOMIC_ACQUIRE);
   if (!c || !(c->ops & op) || !fds || fd < 0 || fd >= MAX_FDS) return 0;
   struct fd_state* st = &fds[fd];
   if (__atomic_load_n(&st->fault_gen, __ATOMIC_RELAXED) != c->gen) {
@@ -351,7 +352,7 @@ static int file_fault(int fd, uint32_t op) {
   }
   if (!st->fault_match) return 0;
   if (me) bump(&me->file_calls);
-  if (roll_ppm() >= c->ppm) return 0;
+  if (roll_ppm(c) >= c->ppm) return 0;
   if (c->delay_ns > 0) {
     struct timespec d = {(time_t)(c->delay_ns / 1000000000), (long)(c->delay_ns % 1000000000)};
     while (nanosleep(&d, &d) != 0 && errno == EINTR) {

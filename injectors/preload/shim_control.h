@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #define RIG_SHIM_MAGIC 0x52494753u /* "RIGS" */
-#define RIG_SHIM_VERSION 3u
+#define RIG_SHIM_VERSION 4u
 #define RIG_SHIM_MAX_PROCS 64
 #define RIG_SHIM_FD_ENV "RIG_SHIM_FD"      /* fd number of the control memfd in the target */
 #define RIG_SHIM_FD_NUMBER 231             /* where rig places it between fork and exec */
@@ -47,6 +47,7 @@ struct rig_shim_control {
   int32_t fault_errno;   /* 0: delay only */
   int32_t fault_pad;
   int64_t fault_delay_ns;
+  uint64_t fault_seed;   /* the run's seed: the n-th faulted call of a process draws the n-th number */
   char fault_prefix[RIG_SHIM_PREFIX_MAX];
   struct rig_shim_proc procs[RIG_SHIM_MAX_PROCS];
 };

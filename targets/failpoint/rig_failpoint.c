@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/draw.h"
+
 #define MAX_ENTRIES 256
 
 struct rig_fp_entry {
@@ -27,6 +29,9 @@ struct rig_fp_entry {
   long long left;          /* atomic: fires left when count > 0 */
   long long delay_ns;      /* atomic */
   int error;               /* atomic */
+  unsigned long long seed; /* as configured, for read-back */
+  uint64_t stream;         /* atomic: the draws' stream, from the seed and the name */
+  unsigned long long draws; /* atomic: the hit number since the spec was set (the draw's position) */
   int from_channel;        /* set by rig's channel: turned off when the channel closes */
   unsigned long long hits, fired; /* atomic */
 };
@@ -62,21 +67,6 @@ static void recount_armed_locked(void) {
   __atomic_store_n(&rig_fp_armed_count, armed, __ATOMIC_RELEASE);
 }
 
-/* xorshift64*, one state per thread. */
-static uint64_t next_random(void) {
-  static __thread uint64_t state;
-  if (state == 0) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    state = ((uint64_t)(uintptr_t)&state * 0x9E3779B97F4A7C15ull) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32);
-    if (state == 0) state = 1;
-  }
-  state ^= state >> 12;
-  state ^= state << 25;
-  state ^= state >> 27;
-  return state * 0x2545F4914F6CDD1Dull;
-}
-
 int rig_fp_eval(rig_fp_site* site) {
   struct rig_fp_entry* e = __atomic_load_n(&site->entry, __ATOMIC_ACQUIRE);
   if (!e) {
@@ -90,7 +80,12 @@ int rig_fp_eval(rig_fp_site* site) {
   const int action = __atomic_load_n(&e->action, __ATOMIC_ACQUIRE);
   if (action == RIG_FP_OFF) return 0;
   const uint64_t threshold = __atomic_load_n(&e->threshold, __ATOMIC_RELAXED);
-  if (threshold != UINT64_MAX && next_random() >= threshold) return 0;
+  /* The n-th hit since the spec was set fires by the n-th draw of the failpoint's stream: the
+     same seed fires on the same hit numbers, whichever thread makes them. */
+  if (threshold != UINT64_MAX &&
+      rig_draw(__atomic_load_n(&e->stream, __ATOMIC_RELAXED), __atomic_fetch_add(&e->draws, 1, __ATOMIC_RELAXED)) >=
+          threshold)
+    return 0;
   if (__atomic_load_n(&e->count, __ATOMIC_RELAXED) > 0) { /* a limited number of fires: take one, or none are left */
     long long left = __atomic_load_n(&e->left, __ATOMIC_RELAXED);
     do {
@@ -185,13 +180,14 @@ struct parsed_spec {
   double probability;
   long long count, delay_ns;
   int error;
+  unsigned long long seed;
 };
 
 static int parse_spec(const char* name, const char* spec, struct parsed_spec* s, char* err, size_t errlen) {
   char buf[512];
   if (strlen(spec) >= sizeof buf) return fail(err, errlen, "%s: spec too long", name);
   strcpy(buf, spec);
-  *s = (struct parsed_spec){RIG_FP_OFF, 1.0, 0, 0, EIO};
+  *s = (struct parsed_spec){RIG_FP_OFF, 1.0, 0, 0, EIO, 0};
   int have_action = 0, have_delay = 0;
   char* save = NULL;
   for (char* w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
@@ -202,7 +198,7 @@ static int parse_spec(const char* name, const char* spec, struct parsed_spec* s,
       have_action = 1;
       continue;
     }
-    if (!eq) return fail(err, errlen, "%s: '%s' is not key=value (p, count, delay, errno)", name, w);
+    if (!eq) return fail(err, errlen, "%s: '%s' is not key=value (p, count, delay, errno, seed)", name, w);
     *eq = 0;
     const char* v = eq + 1;
     char* end;
@@ -224,8 +220,13 @@ static int parse_spec(const char* name, const char* spec, struct parsed_spec* s,
       have_delay = 1;
     } else if (strcmp(w, "errno") == 0) {
       if (parse_errno(v, &s->error) != 0) return fail(err, errlen, "%s: errno=%s is not an errno name or number", name, v);
+    } else if (strcmp(w, "seed") == 0) {
+      errno = 0;
+      const unsigned long long n = strtoull(v, &end, 10);
+      if (end == v || *end || errno || *v == '-') return fail(err, errlen, "%s: seed=%s is not a number (0 .. 2^64-1)", name, v);
+      s->seed = n;
     } else {
-      return fail(err, errlen, "%s: unknown key '%s' (p, count, delay, errno)", name, w);
+      return fail(err, errlen, "%s: unknown key '%s' (p, count, delay, errno, seed)", name, w);
     }
   }
   if (!have_action) return fail(err, errlen, "%s: no action (off, throw, error, delay, abort)", name);
@@ -252,6 +253,9 @@ static int set_entry(const char* name, const char* spec, int from_channel, char*
   __atomic_store_n(&e->left, s.count, __ATOMIC_RELAXED);
   __atomic_store_n(&e->delay_ns, s.delay_ns, __ATOMIC_RELAXED);
   __atomic_store_n(&e->error, s.error, __ATOMIC_RELAXED);
+  e->seed = s.seed;
+  __atomic_store_n(&e->stream, rig_stream_seed(s.seed, name, 0), __ATOMIC_RELAXED);
+  __atomic_store_n(&e->draws, 0, __ATOMIC_RELAXED);
   e->from_channel = from_channel;
   __atomic_store_n(&e->action, s.action, __ATOMIC_RELEASE);
   recount_armed_locked();
@@ -309,6 +313,7 @@ int rig_fp_state_of(const char* name, struct rig_fp_state* out) {
     out->error = __atomic_load_n(&e->error, __ATOMIC_RELAXED);
     out->hits = __atomic_load_n(&e->hits, __ATOMIC_RELAXED);
     out->fired = __atomic_load_n(&e->fired, __ATOMIC_RELAXED);
+    out->seed = e->seed;
   }
   pthread_mutex_unlock(&config_mu);
   return e ? 0 : -1;
@@ -322,9 +327,9 @@ size_t rig_fp_describe(char* buf, size_t len) {
     struct rig_fp_state s;
     if (rig_fp_state_of(entries[i].name, &s) != 0) continue;
     char one[256];
-    const int w = snprintf(one, sizeof one, "%s%s action=%s p=%.17g count=%lld delay_ns=%lld errno=%d hits=%llu fired=%llu",
+    const int w = snprintf(one, sizeof one, "%s%s action=%s p=%.17g count=%lld delay_ns=%lld errno=%d seed=%llu hits=%llu fired=%llu",
                            i ? "; " : "", entries[i].name, rig_fp_action_name(s.action), s.probability, s.count,
-                           s.delay_ns, s.error, s.hits, s.fired);
+                           s.delay_ns, s.error, s.seed, s.hits, s.fired);
     if (w > 0 && need + (size_t)w < len) memcpy(buf + need, one, (size_t)w + 1);
     need += (size_t)(w > 0 ? w : 0);
   }

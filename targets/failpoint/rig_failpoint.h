@@ -12,12 +12,16 @@
      RIG_FAILPOINT_SOCKET=/path/to.sock   a unix socket rig listens on; the library connects
                                           at load (and in each forked child) and takes
                                           one-line commands: set, stats, ping.
-   A spec is ACTION [p=P] [count=N] [delay=D] [errno=E]:
+   A spec is ACTION [p=P] [count=N] [delay=D] [errno=E] [seed=S]:
      ACTION  off | throw | error | delay | abort
      p       probability per hit, 0..1 or a percentage ("5%"); default 1
      count   fire at most N times (0: no limit); default 0
      delay   for delay: how long each fired hit stalls ("250us", "20ms", "1s")
-     errno   for error: the code returned (EIO, ENOSPC, ... or a number); default EIO */
+     errno   for error: the code returned (EIO, ENOSPC, ... or a number); default EIO
+     seed    the draws' seed (rig passes its run's); default 0. The n-th hit of a failpoint since
+             its spec was set fires by the n-th draw of a stream made from the seed and the
+             failpoint's name: the same seed fires on the same hit numbers in every run, whichever
+             thread makes each hit. No clock, pid or address is mixed in. */
 #ifndef RIG_FAILPOINT_H
 #define RIG_FAILPOINT_H
 #include <stddef.h>
@@ -73,10 +77,11 @@ struct rig_fp_state {
   int error;
   unsigned long long hits;  /* evaluations while any failpoint was armed */
   unsigned long long fired;
+  unsigned long long seed;  /* the draws' seed, as configured */
 };
 /* 0 and the state of `name`, or -1 when no such failpoint is known. */
 int rig_fp_state_of(const char* name, struct rig_fp_state* out);
-/* Every known failpoint, "NAME action=A p=P count=N delay_ns=D errno=E hits=H fired=F" joined
+/* Every known failpoint, "NAME action=A p=P count=N delay_ns=D errno=E seed=S hits=H fired=F" joined
    by "; ", NUL-terminated in buf; returns the length it needed. */
 size_t rig_fp_describe(char* buf, size_t len);
 const char* rig_fp_action_name(int action);
