@@ -24,7 +24,10 @@ TEST_CASE("sampler: samples in time order, read from the last one before a time,
   smp.stop();
   const auto everything = [&] { return smp.samples_from(INT64_MIN); };  // from before the first one: all
   const auto all = everything();
-  REQUIRE(all.size() > 20);
+  // 8 on demand, and the thread's own: one at start, then one per 20 ms for the ~480 ms, ~24.
+  // 5 of them is what the checks below need, and holds unless the thread's wake-ups are each
+  // ~100 ms late (24 would need them on time, which a loaded machine does not give).
+  REQUIRE(all.size() >= 8 + 5);
   CHECK(std::is_sorted(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.t_ns < b.t_ns; }));
   CHECK(all.front().self.has_value());  // the rig's own process was read
 

@@ -164,9 +164,12 @@ TEST_CASE("HdrHistogram's own decoder reads report.json's histograms and rig exp
   REQUIRE(ex.out.size() == 1);
   CHECK(ex.out[0] == tmp.path + "/x/two-rr.latency.hlog");
   const auto rows = log_processor(jar, ex.out[0], tmp.path);
-  // The seconds hold the phases' requests, and the few that finished after the last phase ended.
+  // The seconds hold the phases' requests, and those that finished after the last phase ended,
+  // before the workload stopped: at the last phase's pace, 300 ms of them at most (1% of the run,
+  // 30 ms, was too little for a sanitized rig on a loaded machine to end the phase and stop).
   CHECK(rows.back().total >= phase_total);
-  CHECK(double(rows.back().total) <= double(phase_total) * 1.01);
+  const double last_pace = rep["phases"][1]["workloads"]["rr"]["throughput_ops_s"].get<double>();
+  CHECK(double(rows.back().total) <= double(phase_total) + 0.3 * last_pace);
   // A line per second of the 3 s run.
   size_t intervals = 0;
   for (const auto& l : slurp(ex.out[0]) | std::views::split('\n'))
@@ -214,9 +217,11 @@ for fam in text_string_to_metric_families(open(sys.argv[1]).read()):
 
 TEST_CASE("rig history: a slow drift over releases, each point's spread, one scenario at a time") {
   temp_dir tmp;
-  // Three "releases", each a little slower: 1.0, 1.3, 1.6 ms of io_wait; two runs each.
+  // Three "releases", each a little slower: 2, 3, 4 ms of io_wait; two runs each. Steps of 1 ms,
+  // so that the loopback round trip beside the wait, which a sanitizer and load beside the test
+  // stretch from ~0.1 ms to ~0.5 ms and vary from run to run, cannot undo a step.
   int i = 0;
-  for (const char* wait : {"1000us", "1300us", "1600us"}) {
+  for (const char* wait : {"2000us", "3000us", "4000us"}) {
     std::ofstream(tmp.path + "/w.toml") << waiting_scenario(wait);
     const std::string point = tmp.path + "/hist/release-" + std::to_string(++i);
     REQUIRE(run_rig({"run", tmp.path + "/w.toml", "--repeat", "2", "--out", point}, tmp.path, 60'000).code == 0);
@@ -234,9 +239,11 @@ TEST_CASE("rig history: a slow drift over releases, each point's spread, one sce
   CHECK(j["points"][0]["runs"] == 2);
   const auto& p50 = j["phases"][0]["figures"]["p50"];
   CHECK(p50["rises"] == 2);
-  // p50 is the io_wait plus the loopback round trip: 1.6 ms over 1.0 ms is about 1.5x.
-  CHECK(p50["last_over_first"].get<double>() > 1.3);
-  CHECK(p50["last_over_first"].get<double>() < 1.7);
+  // p50 is the io_wait (at least) plus the loopback round trip (r, up to ~0.5 ms under a
+  // sanitizer on a loaded machine, 1 ms allowed): (4 + r4) / (2 + r2) is between 4 / 3 = 1.33 and
+  // 5 / 2 = 2.5; about 1.95 when idle.
+  CHECK(p50["last_over_first"].get<double>() >= 1.33);
+  CHECK(p50["last_over_first"].get<double>() <= 2.5);
   for (const auto& pt : p50["points"]) CHECK(pt["n"] == 2);
   const std::string html = slurp(tmp.path + "/hist/history.html");
   CHECK(html.find("History of waits") != std::string::npos);

@@ -2,6 +2,7 @@
 // beside its fixed variant: the real rig binary, short phases, the shape asserted.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -85,9 +86,10 @@ TEST_CASE("thread-loss.toml: live workers fall monotonically to 0, queue and RSS
   CHECK(after["resources"]["target"]["rss_end_bytes"].get<double>() >
         base["resources"]["target"]["rss_end_bytes"].get<double>() + 2 * 1048576);
   // Latency climbs while the last one or two workers serve a growing queue, before everything times out. How
-  // far depends on how long those last workers live (random): the whole phase's p99 was 6-24x the baseline's in
-  // 6 runs here and 2.4x once in CI. The worst second's p99 is checked against 2x; it fails only when the last
-  // two workers both die within ~0.1 s (about 2% of runs by the death rates).
+  // far depends on how long those last workers live: the whole phase's p99 was 6-24x the baseline's in 6 runs
+  // here and 2.4x once in CI, when the fires were random. They are fixed now by the seed (0; core/draw.h): hits
+  // 11, 16, 60, 78, 89, 152, 197 and 237 of worker.handle fire, so the last worker serves ~40 hits alone (~1.6 s
+  // at 25/s) and the worst second's p99 is far past 2x the baseline's.
   const auto p99_by_second = column(r, "loss", "rr.p99_us");
   REQUIRE(!p99_by_second.empty());
   if (!rig::testing::sanitized_skip("the climb against the baseline: instrumented code stretches the baseline's p99"))
@@ -99,8 +101,10 @@ TEST_CASE("thread-loss.toml: live workers fall monotonically to 0, queue and RSS
 
 TEST_CASE("thread-loss-fixed.toml: the same failpoint caught: all 8 workers stay and latency stays flat") {
   temp_dir tmp;
-  // 5 s of loss at 80/s and p = 0.05: 20 fires expected, so the scenario's "> 5" fails once in
-  // about 14,000 runs (with 3 s, 12 expected, it failed 2% of the time).
+  // 5 s of loss at 80/s and p = 0.05: ~400 hits. Which hits fire is fixed by the seed (0;
+  // core/draw.h): 18 of the first 400 (14 of the first 300), so the scenario's "> 5" and the
+  // "> 3" below hold whatever the hit count a loaded machine gives. (When the draws were random,
+  // Binomial(400, 0.05) fell to 5 once in ~14,000 runs.)
   const auto r = run_case(tmp, "thread-loss-fixed.toml", {{"baseline", "1s"}, {"loss", "5s"}, {"after", "1s"}}, gate::passes);
   const auto& base = phase(r, "baseline");
   const auto& loss = phase(r, "loss");
@@ -125,8 +129,12 @@ TEST_CASE("overflow.toml: queue capacity 1 sends nearly every request down the r
     const auto& w = p["workloads"]["rr"];
     const double rejected = w["errors"]["rejected"].get<double>();
     CHECK(rejected / (rejected + w["ops"].get<double>()) > 0.9);
-    // Counted by the target too; its count is sampled at the phase's edges, so a few land in the next phase.
-    CHECK(p["resources"]["target"]["rejected"].get<double>() == doctest::Approx(rejected).epsilon(0.01));
+    // Counted by the target too; its count is sampled at the phase's edges (a request to the
+    // target's control channel) a little apart from the workload's switch to the next phase, so
+    // the rejections in between land in one phase or the other. Rejections come at the CPU's
+    // pace (tens of thousands a second), so 1% was 5 ms at each edge; 5% allows 25 ms there, what
+    // a round trip to a sanitized target on a loaded machine can take.
+    CHECK(std::abs(p["resources"]["target"]["rejected"].get<double>() - rejected) <= 0.05 * rejected);
   }
   temp_dir tmp2;
   const auto f = run_case(tmp2, "overflow-fixed.toml", {{"overflow", "1s"}, {"tiny_buffers", "1s"}}, gate::passes);

@@ -85,9 +85,16 @@ TEST_CASE("quickstart with short phases: every report key, and the nagle phase m
       MESSAGE("nagle p50 magnification: " << m["p50_x"].get<double>() << "x");
       CHECK(m["p50_x"].get<double>() >= 10);
     }
-    if (m["phase"] == "recovery") CHECK(m["p50_x"].get<double>() < 3);
   }
   CHECK(found);
+  // Reverted: the stall is gone from recovery. A stalled request waits for the client's delayed
+  // ACK, 40 ms at least (TCP_DELACK_MIN): a p50 under half of that has no stall. (Against the
+  // baseline's p50, < 3x, this could fail when a test beside it loaded the CPUs in recovery only:
+  // a closed loop's p50 follows the CPU it gets.)
+  const double nagle_p50 = r["phases"][1]["workloads"]["rr"]["latency_us"]["p50"].get<double>();
+  const double recovery_p50 = r["phases"][2]["workloads"]["rr"]["latency_us"]["p50"].get<double>();
+  CHECK(nagle_p50 > 20'000);
+  CHECK(recovery_p50 < 20'000);
   for (const auto& e : r["expectations"]) {
     require_keys(e, {"expr", "ok", "actual"}, "expectation");
     CHECK(e["ok"] == true);
@@ -373,10 +380,15 @@ inject = ["slow", "nagle"]
   const auto& p0 = r["phases"][0]["workloads"]["rr"];
   const auto& p1 = r["phases"][1];
   for (const auto& [kind, n] : p0["errors"].items()) CHECK_MESSAGE(n == 0, kind);
-  const double added_ms = (p1["workloads"]["rr"]["latency_us"]["p50"].get<double>() -
-                           p0["latency_us"]["p50"].get<double>()) / 1e3;
+  const double with_ms = p1["workloads"]["rr"]["latency_us"]["p50"].get<double>() / 1e3;
+  const double added_ms = with_ms - p0["latency_us"]["p50"].get<double>() / 1e3;
   MESSAGE("latency toxic 5 ms through socket pairs: p50 +" << added_ms << " ms");
-  CHECK(added_ms == doctest::Approx(5).epsilon(0.1));
+  // Every reply of the phase is held 5 ms: its p50 is at least that.
+  CHECK(with_ms >= 5);
+  // The rest is the hops' cost in one phase against the other: ~0.1 ms idle, stretched by a
+  // sanitizer (ASan: 1.1 ms at 1 ms in tests/injectors/proxy_test.cpp) and by load beside the
+  // test. So within 5 ms +/- 0.5 ms, or +/- 2 ms in a sanitized build.
+  CHECK(std::abs(added_ms - 5) <= (rig::testing::sanitized() ? 2.0 : 0.5));
   const auto& nagle = p1["injections"][1];
   CHECK(nagle["verified"] == true);
   CHECK(nagle["measured"]["proxy"]["sockets"] == 4);      // every connection's socket to the target
@@ -403,17 +415,24 @@ TEST_CASE("rig proxy runs the toxic proxy alone in front of rig target") {
   a.sin_port = htons(uint16_t(port));
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   REQUIRE(::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  uint32_t req[4] = {0x51474952, 16, 16, 1};  // the built-in protocol's header: magic, sizes, seq
-  const auto t0 = std::chrono::steady_clock::now();
-  REQUIRE(::send(s, req, sizeof req, 0) == 16);
+  // Five requests in turn: each is held 20 ms (never less), and the fastest shows the toxic acted
+  // once, not twice (< 40 ms); one request alone could meet a stall of a loaded machine.
+  double fastest = 1e9, slowest = 0;
   uint32_t reply[4] = {};
-  REQUIRE(::recv(s, reply, sizeof reply, MSG_WAITALL) == 16);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (uint32_t seq = 1; seq <= 5; ++seq) {
+    uint32_t req[4] = {0x51474952, 16, 16, seq};  // the built-in protocol's header: magic, sizes, seq
+    const auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(::send(s, req, sizeof req, 0) == 16);
+    REQUIRE(::recv(s, reply, sizeof reply, MSG_WAITALL) == 16);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    fastest = std::min(fastest, ms);
+    slowest = std::max(slowest, ms);
+    CHECK(reply[0] == 0x52474952);
+  }
   ::close(s);
-  MESSAGE("one request through rig proxy with a 20 ms latency toxic: " << ms << " ms");
-  CHECK(reply[0] == 0x52474952);
-  CHECK(ms >= 20);
-  CHECK(ms < 40);
+  MESSAGE("5 requests through rig proxy with a 20 ms latency toxic: " << fastest << " to " << slowest << " ms");
+  CHECK(fastest >= 20);
+  CHECK(fastest < 40);
   ::kill(px.pid(), SIGINT);
   REQUIRE(px.wait(5000));
   CHECK(px.exit_code() == 0);

@@ -6,11 +6,13 @@
 
 #include <fmt/format.h>
 #include <map>
+#include <random>
 #include <thread>
 
 #include "../helpers.hpp"
 #include "core/bind.hpp"
 #include "core/clock.hpp"
+#include "core/draw.h"
 #include "injectors/proxy.hpp"
 #include "injectors/proxy_injector.hpp"
 #include "injectors/socket_injectors.hpp"
@@ -52,6 +54,17 @@ struct proxied_run {
     w->start(env);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  // Waits until `n` connections pass through the proxy, each with its socket to the target: the
+  // workload connects as its threads get to it, which a loaded machine under a sanitizer can
+  // delay well past the 100 ms above. Up to 10 s.
+  void await_connections(int n) {
+    const int64_t until = mono_ns() + 10 * ns_per_s;
+    socket_policy any;
+    while (mono_ns() < until &&
+           (proxy.connections() < n || int(proxy.upstream_sockets()->check_socket_policy(any).sockets) < n))
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    REQUIRE(proxy.connections() == n);
+  }
   void phase(int index, int64_t ms) {
     clock.phase = index;
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
@@ -83,7 +96,7 @@ std::thread serve_bytes(rig::testing::silent_listener& l, size_t bytes) {
 
 }  // namespace
 
-TEST_CASE("latency toxic: p50 grows by the asked latency, within max(2%, 200 us)") {
+TEST_CASE("latency toxic: p50 grows by the asked latency, within max(2%, 500 us)") {
   // Open loop at one request per 2L, with and without the toxic, so both phases pay the
   // same cost of waking idle threads on this VM (~100 us per hop after a sleep): a busy
   // closed-loop baseline would hide that cost and blame it on the toxic.
@@ -105,18 +118,21 @@ TEST_CASE("latency toxic: p50 grows by the asked latency, within max(2%, 200 us)
     // The toxic itself: each chunk held the asked latency, to 2% (its lateness apart).
     const double held = c["mean_added_delay_us"].get<double>() - c["mean_lateness_us"].get<double>();
     CHECK(std::abs(held - want) <= 0.02 * want);
-    // End to end. An instrumented build stretches the hop from the proxy to the workload and
-    // back (a TSan run beside another test added 10,210 us at 10 ms, the proxy's own figure
-    // 10,012 us; an ASan run 2,262 us at 1 ms, the proxy's 1,149 us): there the bound is
-    // max(4%, 500 us), from 10 ms up, where that stretch is small beside the delay.
-    if (!rig::testing::sanitized()) CHECK(std::abs(added - want) <= std::max(0.02 * want, 200.0));
-    else if (ms >= 10) CHECK(std::abs(added - want) <= std::max(0.04 * want, 500.0));
+    // End to end. Every reply of the phase is held the latency: its p50 is at least that.
+    CHECK(with >= want);
+    // The rest of the added p50 is the hops' cost in one phase against the other, which load
+    // beside the test shifts: an idle run here adds ~120 us at 1 ms; an instrumented build
+    // stretches the hop from the proxy to the workload and back (a TSan run beside another test
+    // added 10,210 us at 10 ms, the proxy's own figure 10,012 us; an ASan run 2,262 us at 1 ms,
+    // the proxy's 1,149 us). So: within max(2%, 500 us), or max(2%, 2 ms) in a sanitized build.
+    const double slack_us = std::max(0.02 * want, rig::testing::sanitized() ? 2000.0 : 500.0);
+    CHECK(std::abs(added - want) <= slack_us);
     CHECK(c["connections_affected"] == 1);
     CHECK(stats[1].error_total() == 0);
   }
 }
 
-TEST_CASE("bandwidth toxic: a stream passes within 5% of the asked rate") {
+TEST_CASE("bandwidth toxic: a stream passes at the asked rate, never faster") {
   for (double rate : {100e3, 1e6}) {
     rig::testing::silent_listener up;
     toxic_proxy proxy(1);
@@ -142,7 +158,15 @@ TEST_CASE("bandwidth toxic: a stream passes within 5% of the asked rate") {
     REQUIRE(got == bytes);
     const double measured = double(got - first) / (double(t_last - t_first) / 1e9);
     MESSAGE("bandwidth " << rate << " B/s: measured " << measured << " B/s (" << measured / rate << "x)");
-    CHECK(measured == doctest::Approx(rate).epsilon(0.05));
+    // Never faster: each piece (10 ms worth) passes once its last byte would have crossed, so
+    // from the first read on at most one piece more than the rate allows, 0.5% of 2 s; 2% covers
+    // the clock reads around recv.
+    CHECK(measured <= 1.02 * rate);
+    // Not much slower: the toxic does not catch up on a late timer (each piece is due its time
+    // after the later of now and the previous piece), so each of the 200 pieces adds its
+    // wake-up lateness. 10% is 1 ms a piece, what a loaded 2-CPU machine gives; 20% (2 ms a
+    // piece) under a sanitizer.
+    CHECK(measured >= (rig::testing::sanitized() ? 0.8 : 0.9) * rate);
   }
 }
 
@@ -150,7 +174,8 @@ TEST_CASE("slicer toxic: data arrives in segments of the asked size") {
   rig::testing::silent_listener up;
   toxic_proxy proxy(1);
   proxy.start_for("127.0.0.1", up.port);
-  const auto slicer = make("toxic = \"slicer\"\naverage_size = \"100B\"\nsize_variation = \"0B\"\ndelay = \"2ms\"\n");
+  // 10 ms between slices: two reach one read only when the reader wakes 10 ms late.
+  const auto slicer = make("toxic = \"slicer\"\naverage_size = \"100B\"\nsize_variation = \"0B\"\ndelay = \"10ms\"\n");
   proxy.add_toxic(slicer);
   auto server = serve_bytes(up, 4000);
   auto fd = rig::testing::connect_loopback(proxy.port());
@@ -168,8 +193,12 @@ TEST_CASE("slicer toxic: data arrives in segments of the asked size") {
   const auto exact = std::count(sizes.begin(), sizes.end(), size_t(100));
   MESSAGE("slicer: " << sizes.size() << " reads, " << exact << " of exactly 100 B; proxy counted "
                      << count(slicer, "slices") << " slices");
-  CHECK(*std::max_element(sizes.begin(), sizes.end()) <= 200);  // at most two slices ever coalesce
-  CHECK(exact >= 36);
+  // Each slice is one write of 100 B on loopback: a read takes whole slices, one, or more when
+  // the reader was late for the ones before.
+  for (const size_t n : sizes) CHECK_MESSAGE(n % 100 == 0, "a read of ", n, " B");
+  // Mostly one a read: a loaded machine may make the reader late by 10 ms now and then, not for
+  // half the slices.
+  CHECK(exact >= 20);
   CHECK(count(slicer, "slices") == 40);
 }
 
@@ -195,7 +224,10 @@ TEST_CASE("slow_close toxic: the end of the stream arrives the asked delay after
     MESSAGE("slow_close " << delay_ms << " ms: end of stream " << eof_after_ms << " ms after the data");
     CHECK(n == 0);  // a close, not a reset
     CHECK(got == 100);
-    CHECK(eof_after_ms >= double(delay_ms) * 0.95);
+    // The close comes the delay after the data; both are seen when the reader wakes, which a
+    // loaded machine may make late for either: by up to 50 ms for the data (the delay looks
+    // shorter), up to 100 ms for the end (longer). One wake-up each, 10x a scheduler's slice.
+    CHECK(eof_after_ms >= double(delay_ms) * 0.75);
     CHECK(eof_after_ms <= double(delay_ms) + 100);
     if (delay_ms) CHECK(count(t, "connections_affected") == 1);
   }
@@ -275,15 +307,18 @@ TEST_CASE("reset_peer shows up as resets in the workload, timeout as timeouts") 
 
 TEST_CASE("toxics come and go on the same connections, and toxicity picks a share of them") {
   proxied_run run("connections = 40\nthreads = 2\n");
+  run.await_connections(40);
   const auto t = make("toxic = \"latency\"\nlatency = \"2ms\"\ntoxicity = 0.5\n");
   const int id = run.proxy.add_toxic(t);
   // Each connection is decided when its first data passes the toxic: a sanitized build, slower,
-  // once had 12 of the 40 pass nothing in 500 ms (under TSan, beside another test).
-#ifdef RIG_SANITIZED
-  run.phase(0, 2000);
-#else
-  run.phase(0, 500);
-#endif
+  // once had 12 of the 40 pass nothing in 500 ms (under TSan, beside another test). The phase
+  // lasts until all 40 are decided (at least 500 ms, at most 10 s).
+  run.clock.phase = 0;
+  const int64_t t0 = mono_ns();
+  while (mono_ns() - t0 < 10 * ns_per_s &&
+         (mono_ns() - t0 < 500 * ns_per_ms || count(t, "connections_affected") + count(t, "connections_spared") < 40))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  run.clock.phase = -1;
   CHECK(run.proxy.active().size() == 1);
   run.proxy.remove_toxic(id);
   CHECK(run.proxy.active().empty());
@@ -294,13 +329,24 @@ TEST_CASE("toxics come and go on the same connections, and toxicity picks a shar
   CHECK(s[0].error_total() == 0);
   CHECK(s[1].error_total() == 0);
   MESSAGE("toxicity 0.5 over 40 connections: " << affected << " affected");
-  CHECK(affected + spared == 40);
-  CHECK(affected >= 10);
-  CHECK(affected <= 30);
+  REQUIRE(affected + spared == 40);
+  // Which connections are affected is fixed by the proxy's seed (7 here): connection i draws its
+  // toxicity from its own generator, seeded by draw stream "proxy.connection" index i (core/draw.h),
+  // and is affected when its first draw is below 0.5. The 40 connections are the proxy's first 40.
+  uint64_t expected = 0;
+  for (uint64_t i = 0; i < 40; ++i) {
+    std::mt19937_64 rng(rig_stream_seed(7, "proxy.connection", i));
+    expected += std::uniform_real_distribution<double>(0.0, 1.0)(rng) < 0.5;
+  }
+  CHECK(affected == expected);
+  // And that draw is a fair one: Binomial(40, 0.5), mean 20, sigma 3.16; 5 sigma is 4.2 to 35.8.
+  CHECK(expected >= 5);
+  CHECK(expected <= 35);
 }
 
 TEST_CASE("the proxy injector: verified by reading its toxic back, each phase's counters its own, reverted") {
   proxied_run run("connections = 2\n");
+  run.await_connections(2);
   run_context ctx;
   ctx.proxy = &run.proxy;
   auto inj = make_proxy_injector("lat", bind_text(proxy_options(), "toxic = \"latency\"\nlatency = \"1ms\"\n"));
@@ -320,11 +366,20 @@ TEST_CASE("the proxy injector: verified by reading its toxic back, each phase's 
     CHECK(run.proxy.active().empty());
     run.phase(-1, 100);
   }
-  run.finish();
-  MESSAGE("chunks per phase: " << chunks[0] << ", " << chunks[1]);
+  const auto stats = run.finish();
+  MESSAGE("chunks per phase: " << chunks[0] << ", " << chunks[1] << "; requests " << stats[0].ops << ", "
+                               << stats[1].ops);
   CHECK(chunks[0] > 50);
   CHECK(chunks[1] > 50);
-  CHECK(chunks[1] < 2 * chunks[0]);  // counted afresh, not carried over
+  // Counted afresh, not carried over: each phase's chunks are its own requests' (a reply is one
+  // chunk through the toxic), give or take those in flight on the 2 connections at its edges.
+  // Compared with the same phase's requests rather than with the other phase (< 2x, before), as
+  // load beside the test can make one phase run at twice the other's pace.
+  for (size_t i = 0; i < 2; ++i) {
+    CAPTURE(i);
+    CHECK(double(chunks[i]) >= double(stats[i].ops) - 8);
+    CHECK(double(chunks[i]) <= double(stats[i].ops) + 8);
+  }
 }
 
 TEST_CASE("toxic keys that do not belong to the toxic are refused") {
@@ -343,6 +398,7 @@ TEST_CASE("through the proxy, where = workload acts on the proxy's sockets to th
   // Two threads: the first loop's connections are socket pairs to the proxy (no TCP options
   // of their own), the second's are TCP connections to it.
   proxied_run run("connections = 4\nthreads = 2\n");
+  run.await_connections(4);
   run_context ctx;
   ctx.workloads = {{"workload rr", run.w->sockets(), "the rig's own sockets", true},
                    {"proxy", run.proxy.upstream_sockets(), "the proxy's sockets to the target"}};

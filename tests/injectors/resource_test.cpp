@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -337,24 +338,32 @@ TEST_CASE("disk on a path with no block device is refused at probe, naming it") 
 
 TEST_CASE("file_faults through the shim: fsync delayed or failed with EIO at the asked probability, counted, reverted") {
   temp_dir tmp;
+  // 400/s: ~800 fsyncs in each 2 s phase, so a 5-sigma band of p = 0.2 excludes 0.1 and 0.4. The
+  // log is on tmpfs: on this VM's disk an fsync takes ~3 ms and the log is serialized, which caps
+  // the target near 300/s. The delay is 2 ms so that the delayed half (200/s) keeps the
+  // serialized log 40% busy, not past its capacity.
+  temp_dir wal_dir(memory_dir());
   std::ofstream(tmp.path + "/s.toml") << R"(name = "ff"
 [target]
 kind = "builtin"
 wal = true
+wal_path = ")" << wal_dir.path << R"(/target.wal"
 [workloads.rr]
 kind = "tcp"
 connections = 2
-rate = "200/s"
+rate = "400/s"
 timeout = "2s"
 [injectors.slow_fsync]
 kind = "file_faults"
-delay = "5ms"
+delay = "2ms"
 error = "none"
 probability = 0.5
+path_prefix = ")" << wal_dir.path << R"("
 [injectors.eio]
 kind = "file_faults"
 ops = ["fsync"]
 probability = 0.2
+path_prefix = ")" << wal_dir.path << R"("
 [[phases]]
 name = "baseline"
 duration = "1s"
@@ -378,17 +387,26 @@ duration = "1s"
   CHECK(slow["measured"]["processes"] == 1);
   const double calls = slow["measured"]["calls"].get<double>(), delayed = slow["measured"]["delayed"].get<double>();
   MESSAGE("fsync delay at p=0.5: " << delayed << " of " << calls << " calls delayed");
-  CHECK(calls > 100);
-  CHECK(delayed / calls == doctest::Approx(0.5).epsilon(0.25));
-  CHECK(r["phases"][1]["workloads"]["rr"]["latency_us"]["p99"].get<double>() > 5000);
+  // One fsync a request: 400/s for 2 s is 800; a loaded machine may lose some of the phase's end.
+  REQUIRE(calls >= 400);
+  // Which calls are faulted is fixed by the seed (core/draw.h), how many calls there are is not:
+  // the count is checked against its distribution. Binomial(n, 0.5): mean 0.5n, sigma 0.5 sqrt(n);
+  // 5 sigma (n = 800: 400 +/- 71, a share of 0.41 to 0.59).
+  CHECK(delayed >= 0.5 * calls - 5 * 0.5 * std::sqrt(calls));
+  CHECK(delayed <= 0.5 * calls + 5 * 0.5 * std::sqrt(calls));
+  // Half the requests wait the 2 ms delay at least: more than the slowest 1%.
+  CHECK(r["phases"][1]["workloads"]["rr"]["latency_us"]["p99"].get<double>() >= 2000);
   const auto& eio = r["phases"][2]["injections"][0];
   const double failed = eio["measured"]["failed"].get<double>(), eio_calls = eio["measured"]["calls"].get<double>();
   MESSAGE("fsync EIO at p=0.2: " << failed << " of " << eio_calls << " calls failed");
-  CHECK(failed / eio_calls == doctest::Approx(0.2).epsilon(0.4));
+  REQUIRE(eio_calls >= 400);
+  // Binomial(n, 0.2): mean 0.2n, sigma 0.4 sqrt(n); 5 sigma (n = 800: 160 +/- 57, a share of 0.13 to 0.27).
+  CHECK(failed >= 0.2 * eio_calls - 5 * 0.4 * std::sqrt(eio_calls));
+  CHECK(failed <= 0.2 * eio_calls + 5 * 0.4 * std::sqrt(eio_calls));
   // Each failed fsync fails one request, counted in the phase its close arrives in.
   const auto closed = r["phases"][2]["workloads"]["rr"]["errors"]["closed"].get<uint64_t>();
   CHECK_MESSAGE(same_fires(closed, uint64_t(failed), 2), "closed ", closed, ", failed ", failed);
-  CHECK(r["phases"][3]["workloads"]["rr"]["ops"].get<int>() > 150);  // reverted: no errors after
+  CHECK(r["phases"][3]["workloads"]["rr"]["ops"].get<int>() > 150);  // reverted: no errors after (400/s for 1 s asked)
   for (const auto& [k, n] : r["phases"][3]["workloads"]["rr"]["errors"].items()) CHECK_MESSAGE(n == 0, k);
 }
 
@@ -517,8 +535,10 @@ duration = "1s"
   MESSAGE("randread 4 KiB under a 200/s read cap on the target's cgroup: in it " << ops_per_s(r, 1, "there")
                                                                                  << "/s, in the rig "
                                                                                  << ops_per_s(r, 1, "here") << "/s");
-  // Open loop at 2000/s each (light on the CPU, for the tests beside it), ten times the cap.
-  CHECK(ops_per_s(r, 0, "there") == doctest::Approx(2000).epsilon(0.1));
+  // Open loop at 2000/s each (light on the CPU, for the tests beside it), ten times the cap. The
+  // 1 s baseline may lose the requests of its last 100 ms (a loaded machine's scheduler delays),
+  // 250 ms under a sanitizer: 10%, 25% there.
+  CHECK(std::abs(ops_per_s(r, 0, "there") - 2000) <= 2000 * (rig::testing::sanitized() ? 0.25 : 0.1));
   CHECK(ops_per_s(r, 1, "there") == doctest::Approx(200).epsilon(0.15));
   CHECK(ops_per_s(r, 1, "here") == doctest::Approx(2000).epsilon(0.1));  // the rig's own I/O is not the target's
   CHECK(ops_per_s(r, 2, "there") > 1000);  // uncapped again (the backlog is not made up: iodepth bounds it)

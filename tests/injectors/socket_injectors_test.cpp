@@ -25,7 +25,14 @@ struct both_sides {
     svc.start();
     clock.start_ns = mono_ns();
     w.start({"rr", "127.0.0.1", svc.port(), &clock, &windows});
+    // Both connections up on both sides: 200 ms at least, and as long as a loaded machine under
+    // a sanitizer takes (up to 10 s).
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const socket_policy any;
+    for (int i = 0; i < 980 && (svc.sockets().check_socket_policy(any).sockets < 2 ||
+                                w.sockets()->check_socket_policy(any).sockets < 2);
+         ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     ctx = run_context{"builtin", std::nullopt, {"target", &svc.sockets(), "test"}, "", {{"workload rr", w.sockets(), "test"}}};
   }
 };

@@ -5,13 +5,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "core/clock.hpp"
+#include "core/draw.h"
 #include "core/failpoint_channel.hpp"
 #include "core/process.hpp"
 #include "rig_failpoint.hpp"
@@ -128,6 +134,42 @@ TEST_CASE("failpoint probability: p=0.05 fires 5% of 200,000 hits (within 5 sigm
   CHECK(fired == 10'000);
 }
 
+TEST_CASE("failpoint seed: the same seed fires on the same hit numbers, from any thread, with no clock in the draw") {
+  // The n-th hit since the spec was set fires by the n-th draw of (seed, name) (core/draw.h).
+  const auto pattern = [](const char* spec, int hits) {
+    armed a("test.point", spec);
+    std::vector<bool> fired;
+    for (int i = 0; i < hits; ++i) fired.push_back(hit("") != 0);
+    return fired;
+  };
+  const auto a = pattern("error p=0.3 seed=42", 2000);
+  CHECK(state_of("test.point").seed == 42);
+  CHECK(pattern("error p=0.3 seed=42", 2000) == a);  // set again: the sequence starts again
+  const auto b = pattern("error p=0.3 seed=43", 2000);
+  CHECK(b != a);
+  // Exactly the documented draws: hit n fires when draw n is below p * 2^64.
+  const uint64_t stream = rig_stream_seed(42, "test.point", 0);
+  size_t agree = 0;
+  for (size_t n = 0; n < a.size(); ++n) agree += a[n] == (double(rig_draw(stream, n)) < 0.3 * 18446744073709551616.0);
+  CHECK(agree == a.size());
+  // Four threads making the 2,000 hits between them fire exactly as often as one thread did:
+  // which thread makes hit n varies from run to run, whether hit n fires does not.
+  const auto fires = std::count(a.begin(), a.end(), true);
+  armed again("test.point", "error p=0.3 seed=42");
+  std::atomic<int> fired{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 500; ++i) fired += hit("") != 0;
+    });
+  for (auto& t : threads) t.join();
+  CHECK(fired == fires);
+  // Binomial(2000, 0.3): mean 600, sigma 20.5; 5 sigma either way for both seeds.
+  CHECK(std::abs(double(fires) - 600) < 5 * 20.5);
+  CHECK(std::abs(double(std::count(b.begin(), b.end(), true)) - 600) < 5 * 20.5);
+  CHECK(set_error("error seed=-1").find("not a number") != std::string::npos);
+}
+
 TEST_CASE("failpoint count: fires exactly count times, then the point goes on as if off") {
   armed a("test.point", "error count=10");
   int fired = 0;
@@ -158,7 +200,7 @@ TEST_CASE("failpoint configuration text: RIG_FAILPOINTS form, and bad specs refu
   CHECK(rig_fp_armed_count == 0);
 
   CHECK(set_error("explode").find("'explode' is not an action") != std::string::npos);
-  CHECK(set_error("throw pp=0.5").find("unknown key 'pp' (p, count, delay, errno)") != std::string::npos);
+  CHECK(set_error("throw pp=0.5").find("unknown key 'pp' (p, count, delay, errno, seed)") != std::string::npos);
   CHECK(set_error("throw p=1.5").find("not a probability") != std::string::npos);
   CHECK(set_error("delay").find("needs delay=DURATION") != std::string::npos);
   CHECK(set_error("delay delay=5").find("not a duration with a unit") != std::string::npos);
@@ -178,12 +220,17 @@ TEST_CASE("failpoint channel: a C target linked with librig_failpoint.so is arme
   REQUIRE(r.size() == 1);
   CHECK(r[0].ok);
   CHECK(r[0].pid == c.pid());
-  ::usleep(300'000);
-  const auto s = ch.stats().at("c.loop");
+  // One hit a millisecond: 200 hits take ~0.2 s, longer on a loaded machine; waited for, up to 10 s.
+  auto s = ch.stats().at("c.loop");
+  for (const int64_t until = mono_ns() + 10 * ns_per_s; s.hits < 200 && mono_ns() < until; s = ch.stats().at("c.loop"))
+    ::usleep(20'000);
   CHECK(s.action == "error");
   CHECK(s.error == ENOSPC);
-  CHECK(s.hits > 50);  // one hit a millisecond, for 300 ms
-  CHECK(double(s.fired) == doctest::Approx(double(s.hits) * 0.5).epsilon(0.35));
+  REQUIRE(s.hits >= 200);
+  // Binomial(n, 0.5): mean n/2, sigma sqrt(n)/2; 5 sigma (n = 200: 100 +/- 35).
+  const double n = double(s.hits);
+  CHECK(double(s.fired) >= n / 2 - 5 * std::sqrt(n) / 2);
+  CHECK(double(s.fired) <= n / 2 + 5 * std::sqrt(n) / 2);
   // A bad command gets the library's own reason back.
   r = ch.request("set c.loop explode");
   REQUIRE(r.size() == 1);
@@ -204,11 +251,17 @@ TEST_CASE("failpoint channel: each process of a forking target connects, and sta
   const int64_t until = mono_ns() + 5 * ns_per_s;
   while (ch.await_processes(100) < 2 && mono_ns() < until) ::usleep(20'000);
   REQUIRE(ch.processes() == 2);
-  const auto r = ch.request("set c.loop error");
+  // At most 100 fires in each process: the sum reaches 200 only when both fired. Waited for (a
+  // hit a millisecond each: ~0.1 s, longer on a loaded machine), up to 10 s.
+  const auto r = ch.request("set c.loop error count=100");
   REQUIRE(r.size() == 2);
   CHECK(r[0].pid != r[1].pid);
-  ::usleep(200'000);
-  CHECK(ch.stats().at("c.loop").fired > 150);  // two processes, a hit a millisecond each
+  for (const int64_t until = mono_ns() + 10 * ns_per_s; ch.stats().at("c.loop").fired < 200 && mono_ns() < until;)
+    ::usleep(20'000);
+  CHECK(ch.stats().at("c.loop").fired == 200);
+  const auto each = ch.request("stats");
+  REQUIRE(each.size() == 2);
+  for (const auto& p : each) CHECK(parse_failpoint_stats(p.text).at("c.loop").fired == 100);
 }  // the forked process dies with its parent (PR_SET_PDEATHSIG)
 
 TEST_CASE("failpoint channel: its socket lives in rig's state dir, and both are gone with it") {
@@ -259,17 +312,29 @@ TEST_CASE("failpoint channel: when rig's end closes, what it armed is disarmed i
   REQUIRE(ch->request("set c.loop error").at(0).ok);
   ::usleep(300'000);
   ch.reset();  // rig's side gone (as when rig dies)
-  // The target lives on (a closed channel is not fatal) and its error count stops growing.
+  // The target lives on (a closed channel is not fatal) and its error count stops growing. It
+  // prints the count every 100 hits; armed (p = 1) every hit fires, so two lines in a row differ
+  // by 100 until the target has seen the channel close, and are equal after. Read until two are
+  // equal (the target's channel thread may be slow to run on a loaded machine), up to 10 s.
+  long a = -1, previous = -2;
+  for (const int64_t until = mono_ns() + 10 * ns_per_s; mono_ns() < until;) {
+    auto line = c.read_line(1000);
+    long n = -1;
+    if (!line || std::sscanf(line->c_str(), "errors=%ld", &n) != 1) continue;
+    if (n == previous) {
+      a = n;
+      break;
+    }
+    previous = n;
+  }
+  CHECK(a > 0);
   auto errors_now = [&] {
     long n = -1;
     while (auto line = c.read_line(0)) std::sscanf(line->c_str(), "errors=%ld", &n);  // the latest line
     return n;
   };
   ::usleep(300'000);
-  const long a = errors_now();
-  ::usleep(300'000);
   const long b = errors_now();
-  CHECK(a > 0);
   CHECK(b == a);
   CHECK(c.running());
 }
@@ -291,5 +356,5 @@ TEST_CASE("failpoint start configuration: RIG_FAILPOINTS arms a C target at load
   std::ifstream in(err_path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::filesystem::remove(err_path);
-  CHECK(text.find("rig failpoint: RIG_FAILPOINTS: c.loop: unknown key 'pp' (p, count, delay, errno)") != std::string::npos);
+  CHECK(text.find("rig failpoint: RIG_FAILPOINTS: c.loop: unknown key 'pp' (p, count, delay, errno, seed)") != std::string::npos);
 }

@@ -22,11 +22,18 @@ phase_stats run_cpu(const std::string& toml, int64_t ms) {
 TEST_CASE("cpu workload, closed loop: a unit of 1 ms takes about 1 ms on an idle CPU, one after another") {
   const auto s = run_cpu("unit = \"1ms\"\n", 1000);
   const double p50_ms = double(s.latency.percentile(50)) / 1e6;
-  MESSAGE("1 ms units: " << s.ops << " in 1 s, p50 " << p50_ms << " ms");
-  CHECK(s.ops >= 700);
+  const double busy_s = double(s.ops) * s.latency.mean() / 1e9;
+  MESSAGE("1 ms units: " << s.ops << " in 1 s, p50 " << p50_ms << " ms, units back to back for " << busy_s << " s");
+  // One after another: the units fill the phase, however many a loaded CPU lets through (a
+  // unit that waits for the CPU takes longer, the loop never idles). Short by at most the unit
+  // in progress at each edge. (A count, >= 700, was this check before: a test beside it on the
+  // same CPU can take half of it.)
+  CHECK(busy_s >= 0.9);
   // Calibrated while another test loads the other CPU, a unit can come out short (1067 units of
   // 0.90 ms at p50 in a parallel ctest run here): as far as the p50 bound below allows.
   CHECK(s.ops <= 1250);
+  // doctest's Approx is relative to 1 + the value: this is 0.5 ms to 1.67 ms. A scheduler's slice
+  // is longer than a unit, so most units run whole even on a shared CPU.
   CHECK(p50_ms == doctest::Approx(1.0).epsilon(0.25));
   CHECK(s.error_total() == 0);
 }

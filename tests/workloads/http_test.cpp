@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "../helpers.hpp"
 #include "../nginx.hpp"
 #include "phase_run.hpp"
@@ -76,12 +78,15 @@ TEST_CASE("http POST bodies and an open loop at a rate") {
   svc.start();
   harness h("connections = 2\nmethod = \"POST\"\nbody_size = \"10KiB\"\nrate = \"500/s\"\n", svc.port());
   const auto s = h.phase(1000);
-  CHECK(double(s.ops) == doctest::Approx(500).epsilon(0.06));
+  // Uniform arrivals: exactly 500 a second of the phase, give or take open_loop_slack_s() of them
+  // at its edges (50 ops; 125 under a sanitizer).
+  CHECK(std::abs(double(s.ops) - 500 * h.window_s()) <= 500 * rig::testing::open_loop_slack_s());
   CHECK(s.error_total() == 0);
   // The generator keeps its schedule: on a 2-CPU host shared with other tests a few sends may
   // be late (CI once saw over 1%, the warning's threshold), a tenth would be rig's fault.
   MESSAGE("http open loop at 500/s: " << s.late_sends << " of " << s.ops << " sends over " << generator_late_ns / 1000000 << " ms late");
-  CHECK(s.late_sends <= s.ops / 10);
+  if (!rig::testing::sanitized_skip("the generator's punctuality: instrumented code sends late"))
+    CHECK(s.late_sends <= s.ops / 10);
   CHECK(svc.counters().protocol_errors == 0);
 }
 

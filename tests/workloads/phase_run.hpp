@@ -10,11 +10,25 @@
 
 namespace rig::testing {
 
+// How far an open loop's count in a phase may stray from rate x the phase's length: at its end,
+// requests intended but not yet sent or answered (the generator or the target starved that long
+// by load); at its start, requests intended before it and sent late into it. 100 ms covers the
+// scheduler delays a loaded 2-CPU machine gives a thread; 250 ms under a sanitizer, whose
+// instrumented threads run several times slower.
+inline double open_loop_slack_s() {
+#ifdef RIG_SANITIZED
+  return 0.25;
+#else
+  return 0.1;
+#endif
+}
+
 template <typename W>
 struct phase_run {
   run_clock clock;
   window_sink windows;
   std::unique_ptr<W> w;
+  int64_t window_ns = 0;  // how long the last phase really lasted: a sleep overruns on a loaded machine
 
   // env gets this run's clock and windows.
   phase_run(const option_values& v, workload_env env) : w(std::make_unique<W>(v)) {
@@ -30,11 +44,13 @@ struct phase_run {
     clock.phase = 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     clock.phase = -1;
+    window_ns = mono_ns() - clock.phase_start_ns;
     w->stop();
     auto r = all_phases(*w);
     REQUIRE(!r.empty());
     return r[0];
   }
+  double window_s() const { return double(window_ns) / 1e9; }
 };
 
 }  // namespace rig::testing
