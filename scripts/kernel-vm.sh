@@ -2,24 +2,28 @@
 # Boots the Debian kernel (linux-image-amd64) under qemu-system-x86_64 -accel tcg with a
 # small initramfs: busybox, rig and its shared libraries, and the kernel's own veth,
 # sch_tbf and sch_netem modules; cgroup2 is mounted with all its controllers. Inside, rig
-# runs one scenario; its console output and report.json (between "=== rig-vm report
-# begin/end ===") come out on stdout.
+# runs each scenario in turn in the one boot; for each, its console output and report.json
+# (between "=== rig-vm report NAME begin/end ===", NAME the file's name without .toml) and
+# "rig-vm: NAME: rig exited N" come out on stdout.
 # The VM has no network device: its traffic stays inside the namespaces rig makes.
 #
-#   scripts/kernel-vm.sh BUILD/rig SCENARIO.toml [KERNEL_IMAGE]
+#   scripts/kernel-vm.sh BUILD/rig [kill:]SCENARIO.toml...
 #
-# RIG_VM_KILL=1: rig is killed with SIGKILL once its first injection is verified, and
+# kill:SCENARIO: rig is killed with SIGKILL once its first injection is verified, and
 # `rig cleanup` runs; the journal it left, cleanup's output and what is left of rig on the
 # host (cgroup directories, the v2 subtree controllers before and after, processes) come
-# out between "=== rig-vm kill begin/end ===" instead of a report.
+# out between "=== rig-vm kill NAME begin/end ===" instead of a report. Put it last: what a
+# killed rig leaves is what it examines.
+# RIG_VM_KERNEL: the kernel image (default: the newest /boot/vmlinuz-*).
 #
 # Needs: qemu-system-x86 linux-image-amd64 busybox-static cpio
 #        (scripts/install-deps.sh --kernel-tests installs them).
 set -euo pipefail
 
-rig=${1:?usage: kernel-vm.sh RIG SCENARIO [KERNEL]}
-scenario=${2:?usage: kernel-vm.sh RIG SCENARIO [KERNEL]}
-kernel=${3:-$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)}
+rig=${1:?usage: kernel-vm.sh RIG [kill:]SCENARIO...}
+shift
+[ $# -gt 0 ] || { echo "usage: kernel-vm.sh RIG [kill:]SCENARIO..." >&2; exit 2; }
+kernel=${RIG_VM_KERNEL:-$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -1)}
 [ -n "$kernel" ] && [ -r "$kernel" ] || { echo "kernel-vm: no kernel image in /boot (apt-get install linux-image-amd64)" >&2; exit 3; }
 kver=${kernel##*/vmlinuz-}
 moddir=/lib/modules/$kver
@@ -63,7 +67,6 @@ add_module() {
 }
 for m in veth sch_tbf sch_netem; do add_module "$m"; done
 
-cp "$scenario" "$root/scenario.toml"
 {
   echo '#!/bin/sh'
   echo 'mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev; mount -t tmpfs tmp /tmp'
@@ -71,14 +74,21 @@ cp "$scenario" "$root/scenario.toml"
   echo 'mount -t cgroup2 cgroup2 /sys/fs/cgroup'
   echo 'ip link set lo up'  # loopback, for scenarios that run without namespaces
   for m in "${order[@]}"; do echo "insmod /modules/$m.ko"; done
-  if [ "${RIG_VM_KILL:-0}" = 1 ]; then cat <<'INIT'
-echo "rig-vm: kernel $(uname -r), modules loaded"
-echo "=== rig-vm kill begin ==="
+  echo 'echo "rig-vm: kernel $(uname -r), modules loaded"'
+  i=0
+  for arg in "$@"; do
+    i=$((i + 1))
+    file=${arg#kill:}
+    name=$(basename "$file" .toml)
+    [ -r "$file" ] || { echo "kernel-vm: cannot read $file" >&2; exit 2; }
+    cp "$file" "$root/scenario-$i.toml"
+    if [ "$arg" != "$file" ]; then sed -e "s/@N@/$i/g" -e "s/@NAME@/$name/g" <<'INIT'
+echo "=== rig-vm kill @NAME@ begin ==="
 echo "subtree before: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
-/bin/rig run /scenario.toml --out /tmp/runs > /tmp/out.txt 2>&1 &
+/bin/rig run /scenario-@N@.toml --out /tmp/runs-@N@ > /tmp/out-@N@.txt 2>&1 &
 rig=$!
 i=0
-while ! grep -q "✓" /tmp/out.txt && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+while ! grep -q "✓" /tmp/out-@N@.txt && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
 sleep 0.5
 kill -9 $rig
 sleep 0.5
@@ -90,30 +100,29 @@ echo "subtree after: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 ls -d /sys/fs/cgroup/rig 2>/dev/null && echo "rig cgroup left" || echo "no rig cgroup"
 ls /run/rig 2>/dev/null && echo "state left" || echo "no state left"
 ps -o pid,args | grep "rig target" | grep -v grep || echo "no rig process"
-echo "=== rig-vm kill end ==="
-echo "rig-vm: rig exited 0"
-poweroff -f
+echo "=== rig-vm kill @NAME@ end ==="
+echo "rig-vm: @NAME@: rig exited 0"
 INIT
-  else cat <<'INIT'
-echo "rig-vm: kernel $(uname -r), modules loaded"
-/bin/rig run /scenario.toml --out /tmp/runs > /tmp/out.txt 2>&1
+    else sed -e "s/@N@/$i/g" -e "s/@NAME@/$name/g" <<'INIT'
+/bin/rig run /scenario-@N@.toml --out /tmp/runs-@N@ > /tmp/out-@N@.txt 2>&1
 rc=$?
-cat /tmp/out.txt
-echo "=== rig-vm report begin ==="
-cat /tmp/runs/*/report.json
+cat /tmp/out-@N@.txt
+echo "=== rig-vm report @NAME@ begin ==="
+cat /tmp/runs-@N@/*/report.json
 echo
-echo "=== rig-vm report end ==="
-echo "rig-vm: rig exited $rc"
-poweroff -f
+echo "=== rig-vm report @NAME@ end ==="
+echo "rig-vm: @NAME@: rig exited $rc"
 INIT
-  fi
+    fi
+  done
+  echo 'poweroff -f'
 } > "$root/init"
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet) > "$work/initrd.cpio"
 
 # One vCPU: under TCG a second one makes every wake-up an emulated IPI (about +1 ms per
 # netem release), which would blur the delay being measured.
-exec_timeout=${RIG_VM_TIMEOUT:-170}
+exec_timeout=${RIG_VM_TIMEOUT:-300}
 timeout --foreground -k 5 "$exec_timeout" qemu-system-x86_64 -accel tcg${RIG_VM_QEMU_ARGS:+ $RIG_VM_QEMU_ARGS} -m 768 -smp ${RIG_VM_CPUS:-1} \
   -kernel "$kernel" -initrd "$work/initrd.cpio" \
   -append "console=ttyS0 rdinit=/init panic=-1 quiet loglevel=3" \

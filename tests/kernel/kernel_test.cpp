@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -28,45 +29,57 @@ std::string vm_missing() {
 
 double p50_ms(const nlohmann::json& phase) { return phase["workloads"]["rr"]["latency_us"]["p50"].get<double>() / 1e3; }
 
-// Boots the VM with rig running `scenario` inside; what the console printed between
-// "=== rig-vm SECTION begin ===" and its end, or a failure with the whole console.
-std::string run_vm(const std::string& scenario, const std::string& section, const std::vector<std::string>& env = {}) {
-  temp_dir tmp;
-  auto vm = child_process::spawn({.argv = {"/bin/bash", RIG_SOURCE_DIR "/scripts/kernel-vm.sh", RIG_BINARY, scenario},
-                                  .capture_stdout = true,
-                                  .stderr_path = tmp.path + "/vm.stderr",
-                                  .env = env});
-  std::string console, text;
-  bool inside = false;
+// What one scenario run in the VM printed: its section's text and rig's exit code there.
+struct vm_part {
+  std::string text;
   int rig_exit = -1;
-  while (auto line = vm.read_line(180'000)) {
+};
+
+// Boots the VM once with rig running each scenario in turn ("kill:FILE" for the kill-and-clean-up
+// run); by scenario name, what the console printed between "=== rig-vm KIND NAME begin ===" and
+// its end, and rig's exit. A VM that failed fails the test with the whole console.
+std::map<std::string, vm_part> run_vm(const std::vector<std::string>& scenarios) {
+  temp_dir tmp;
+  std::vector<std::string> argv = {"/bin/bash", RIG_SOURCE_DIR "/scripts/kernel-vm.sh", RIG_BINARY};
+  argv.insert(argv.end(), scenarios.begin(), scenarios.end());
+  auto vm = child_process::spawn({.argv = argv, .capture_stdout = true, .stderr_path = tmp.path + "/vm.stderr"});
+  std::map<std::string, vm_part> parts;
+  std::string console, inside;
+  while (auto line = vm.read_line(300'000)) {
     std::string l = *line;
     if (!l.empty() && l.back() == '\r') l.pop_back();
     console += l + "\n";
-    if (l == "=== rig-vm " + section + " begin ===") inside = true;
-    else if (l == "=== rig-vm " + section + " end ===") inside = false;
-    else if (inside) text += l + "\n";
-    std::sscanf(l.c_str(), "rig-vm: rig exited %d", &rig_exit);
+    char kind[16], name[128], edge[16];
+    int code = -1;
+    if (std::sscanf(l.c_str(), "=== rig-vm %15s %127s %15s ===", kind, name, edge) == 3) {
+      inside = std::string(edge) == "begin" ? name : "";
+    } else if (std::sscanf(l.c_str(), "rig-vm: %127[^:]: rig exited %d", name, &code) == 2) {
+      parts[name].rig_exit = code;
+    } else if (!inside.empty()) {
+      parts[inside].text += l + "\n";
+    }
   }
   REQUIRE(vm.wait(10'000));
-  if (vm.exit_code() != 0 || rig_exit != 0 || text.empty())
-    FAIL("the VM or rig in it failed (vm ", vm.exit_description(), ", rig exit ", rig_exit, "); console:\n", console,
-         "\nstderr: ", slurp(tmp.path + "/vm.stderr"));
-  CHECK(console.find("rig-vm: kernel ") != std::string::npos);
-  return text;
+  bool whole = vm.exit_code() == 0 && console.find("rig-vm: kernel ") != std::string::npos;
+  for (const auto& s : scenarios) {
+    const auto name = std::filesystem::path(s).stem().string();
+    whole = whole && parts.count(name) && !parts[name].text.empty();
+  }
+  if (!whole)
+    FAIL("the VM failed (", vm.exit_description(), "); console:\n", console, "\nstderr: ", slurp(tmp.path + "/vm.stderr"));
+  return parts;
 }
 
-// The report rig printed in the VM.
-nlohmann::json run_in_vm(const std::string& scenario) { return nlohmann::json::parse(run_vm(scenario, "report")); }
+// The report rig wrote in the VM, which must have exited 0 there.
+nlohmann::json report_of(const vm_part& p) {
+  INFO(p.text);
+  CHECK(p.rig_exit == 0);
+  return nlohmann::json::parse(p.text.substr(p.text.find('{')));
+}
 
-}  // namespace
 
-TEST_CASE("netem delay 25 ms (replies) on the Debian kernel under qemu: p50 rises by 25 ms ±5%, read back, reverted") {
-  if (const auto why = vm_missing(); !why.empty()) {
-    MESSAGE("skipped: " << why << " (scripts/install-deps.sh --kernel-tests installs what the VM needs)");
-    return;
-  }
-  const auto r = run_in_vm(RIG_SOURCE_DIR "/tests/kernel/netem-25ms.toml");
+// netem delay 25 ms (replies): p50 rises by 25 ms ±5%, read back, reverted.
+void check_netem(const nlohmann::json& r) {
   CHECK(r["status"] == "ok");
   REQUIRE(r["phases"].size() == 3);
   const auto& base = r["phases"][0];
@@ -90,12 +103,8 @@ TEST_CASE("netem delay 25 ms (replies) on the Debian kernel under qemu: p50 rise
   CHECK(recovery["workloads"]["rr"]["latency_us"]["max"].get<double>() < 150e3);
 }
 
-TEST_CASE("cgroup v2 on the Debian kernel under qemu: cpu.max and memory.max read back, the cap's effect and OOM kill measured") {
-  if (const auto why = vm_missing(); !why.empty()) {
-    MESSAGE("skipped: " << why << " (scripts/install-deps.sh --kernel-tests installs what the VM needs)");
-    return;
-  }
-  const auto r = run_in_vm(RIG_SOURCE_DIR "/tests/kernel/cgroup-v2.toml");
+// cgroup v2: cpu.max and memory.max read back, the cap's effect and OOM kill measured.
+void check_cgroup_v2(const nlohmann::json& r) {
   CHECK(r["status"] == "ok");  // the scenario expects the OOM kill
   CHECK(r["host"]["cgroup"] == "v2");
   for (const auto& [controller, where] : r["target"]["cgroup"].items()) {
@@ -140,12 +149,9 @@ TEST_CASE("cgroup v2 on the Debian kernel under qemu: cpu.max and memory.max rea
   MESSAGE("memory.events max (limit hits) in the capped phase: " << mem["measured"]["limit_hits"]);
 }
 
-TEST_CASE("cgroup v2 under qemu: a memory workload in the target's cgroup is charged there, and the OOM killer takes the helper under memory.max") {
-  if (const auto why = vm_missing(); !why.empty()) {
-    MESSAGE("skipped: " << why << " (scripts/install-deps.sh --kernel-tests installs what the VM needs)");
-    return;
-  }
-  const auto r = run_in_vm(RIG_SOURCE_DIR "/tests/kernel/cgroup-v2-helper.toml");
+// cgroup v2: a memory workload in the target's cgroup is charged there, and the OOM killer
+// takes the helper under memory.max.
+void check_helper_in_target_cgroup(const nlohmann::json& r) {
   INFO("report: " << r.dump());
   CHECK(r["status"] == "ok");  // the scenario expects the OOM kill; the target lives
   CHECK(r["host"]["cgroup"] == "v2");
@@ -166,12 +172,8 @@ TEST_CASE("cgroup v2 under qemu: a memory workload in the target's cgroup is cha
   for (const auto& e : r["events"]) CHECK(e["kind"] != "target_exit");
 }
 
-TEST_CASE("SIGKILL mid-phase under qemu (netem on the veth, a CPU cap in cgroup v2), then rig cleanup: nothing left") {
-  if (const auto why = vm_missing(); !why.empty()) {
-    MESSAGE("skipped: " << why << " (scripts/install-deps.sh --kernel-tests installs what the VM needs)");
-    return;
-  }
-  const std::string out = run_vm(RIG_SOURCE_DIR "/tests/kernel/kill-cleanup.toml", "kill", {"RIG_VM_KILL=1"});
+// SIGKILL mid-phase (netem on the veth, a CPU cap in cgroup v2), then rig cleanup: nothing left.
+void check_kill_cleanup(const std::string& out) {
   INFO(out);
   // What the killed rig's journal named: its cgroup, the controllers handed down for it,
   // both namespaces, the target.
@@ -194,4 +196,35 @@ TEST_CASE("SIGKILL mid-phase under qemu (netem on the veth, a CPU cap in cgroup 
   CHECK(out.find("no rig cgroup") != std::string::npos);
   CHECK(out.find("no state left") != std::string::npos);
   CHECK(out.find("no rig process") != std::string::npos);
+}
+
+}  // namespace
+
+// One boot for every check (a boot is ~10 s of emulation): the scenarios run in turn inside,
+// the kill-and-clean-up run last, and each is checked as its own part.
+TEST_CASE("the Debian kernel under qemu: netem delay, cgroup v2 caps and a helper's OOM kill, SIGKILL then rig cleanup") {
+  if (const auto why = vm_missing(); !why.empty()) {
+    MESSAGE("skipped: " << why << " (scripts/install-deps.sh --kernel-tests installs what the VM needs)");
+    return;
+  }
+  auto parts = run_vm({RIG_SOURCE_DIR "/tests/kernel/netem-25ms.toml", RIG_SOURCE_DIR "/tests/kernel/cgroup-v2.toml",
+                       RIG_SOURCE_DIR "/tests/kernel/cgroup-v2-helper.toml",
+                       "kill:" RIG_SOURCE_DIR "/tests/kernel/kill-cleanup.toml"});
+  {
+    INFO("netem delay 25 ms (replies): p50 rises by 25 ms ±5%, read back, reverted");
+    check_netem(report_of(parts["netem-25ms"]));
+  }
+  {
+    INFO("cgroup v2: cpu.max and memory.max read back, the cap's effect and OOM kill measured");
+    check_cgroup_v2(report_of(parts["cgroup-v2"]));
+  }
+  {
+    INFO("cgroup v2: a memory workload in the target's cgroup is charged there, the OOM killer takes the helper");
+    check_helper_in_target_cgroup(report_of(parts["cgroup-v2-helper"]));
+  }
+  {
+    INFO("SIGKILL mid-phase (netem on the veth, a CPU cap in cgroup v2), then rig cleanup: nothing left");
+    CHECK(parts["kill-cleanup"].rig_exit == 0);
+    check_kill_cleanup(parts["kill-cleanup"].text);
+  }
 }
