@@ -77,10 +77,9 @@ std::vector<magnification_row> compute_magnification(const std::vector<phase_res
   return out;
 }
 
-namespace {
-
-// A figure, or null where there is none (NaN).
 nlohmann::json figure(double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); }
+
+namespace {
 
 nlohmann::json to_json(const latency_summary& s) {
   nlohmann::json j = {{"count", s.count}};

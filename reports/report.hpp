@@ -104,6 +104,8 @@ struct run_report {
 std::vector<magnification_row> compute_magnification(const std::vector<phase_result>& phases);
 
 nlohmann::json to_json(const run_report& r);
+// A figure in report.json: the number, or null where there is none (NaN).
+nlohmann::json figure(double v);
 // One phase as report.json holds it, and back (its workloads in `workload_order`).
 nlohmann::json to_json(const phase_result& p);
 phase_result phase_from_json(const nlohmann::json& j, const std::vector<std::string>& workload_order);

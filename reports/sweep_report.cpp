@@ -69,8 +69,6 @@ std::vector<std::string> sweep_summary::workload_names() const {
 
 namespace {
 
-json figure(double v) { return std::isnan(v) ? json() : json(v); }
-
 json to_json(const spread_stat& s) {
   if (!s.n) return nullptr;
   return {{"median", s.median}, {"min", s.min}, {"max", s.max}, {"n", s.n}};

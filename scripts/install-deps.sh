@@ -7,7 +7,8 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config ninja-build
+  ccache                    # a rebuild of sources already compiled (another clone, a sanitized tree) from its cache
   libboost-dev              # Boost.Asio (header-only)
   libnl-3-dev libnl-route-3-dev
   liburing-dev

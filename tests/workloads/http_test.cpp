@@ -10,15 +10,14 @@
 
 using namespace rig;
 using rig::testing::bind_text;
+using rig::testing::errors_of;
 
 namespace {
 
-struct harness : rig::testing::phase_run<http_workload> {
-  harness(const std::string& toml, uint16_t port)
+struct http_harness : rig::testing::phase_run<http_workload> {
+  http_harness(const std::string& toml, uint16_t port)
       : phase_run(bind_text(http_workload_options(), toml), {"web", "127.0.0.1", port}) {}
 };
-
-uint64_t errors_of(const phase_stats& s, error_kind k) { return s.errors[size_t(k)]; }
 
 builtin_config http_target() {
   builtin_config c;
@@ -48,7 +47,7 @@ struct nginx {
 TEST_CASE("http closed loop against the built-in target: 2xx counted, bodies of the asked size") {
   builtin_service svc(http_target());
   svc.start();
-  harness h("connections = 4\nthreads = 2\npath = \"/any?size=1000\"\n", svc.port());
+  http_harness h("connections = 4\nthreads = 2\npath = \"/any?size=1000\"\n", svc.port());
   const auto s = h.phase(1000);
   MESSAGE("http closed loop, 4 connections: " << s.ops << " requests in 1 s, p50 "
                                               << double(s.latency.percentile(50)) / 1e3 << " us");
@@ -76,7 +75,7 @@ TEST_CASE("http closed loop against the built-in target: 2xx counted, bodies of 
 TEST_CASE("http POST bodies and an open loop at a rate") {
   builtin_service svc(http_target());
   svc.start();
-  harness h("connections = 2\nmethod = \"POST\"\nbody_size = \"10KiB\"\nrate = \"500/s\"\n", svc.port());
+  http_harness h("connections = 2\nmethod = \"POST\"\nbody_size = \"10KiB\"\nrate = \"500/s\"\n", svc.port());
   const auto s = h.phase(1000);
   // Uniform arrivals: exactly 500 a second of the phase, give or take open_loop_slack_s() of them
   // at its edges (50 ops; 125 under a sanitizer).
@@ -97,7 +96,7 @@ TEST_CASE("http 5xx replies are errors by class: the built-in target's overflow 
   c.work_ns = 2'000'000;  // 2 ms a request: 16 connections overflow a queue of one
   builtin_service svc(c);
   svc.start();
-  harness h("connections = 16\n", svc.port());
+  http_harness h("connections = 16\n", svc.port());
   const auto s = h.phase(1000);
   MESSAGE("overflow: " << s.ops << " 2xx, " << errors_of(s, error_kind::status_5xx) << " 5xx");
   CHECK(errors_of(s, error_kind::status_5xx) > 0);
@@ -113,7 +112,7 @@ TEST_CASE("http against nginx: files served, a missing one counted as 4xx, HEAD 
     return;
   }
   {
-    harness h("connections = 2\npath = \"/4k.bin\"\n", server.port);
+    http_harness h("connections = 2\npath = \"/4k.bin\"\n", server.port);
     const auto s = h.phase(700);
     MESSAGE("nginx GET /4k.bin: " << s.ops << " requests in 0.7 s");
     CHECK(s.ops > 300);
@@ -121,14 +120,14 @@ TEST_CASE("http against nginx: files served, a missing one counted as 4xx, HEAD 
     CHECK(s.status_classes[2] == s.ops);
   }
   {
-    harness h("connections = 1\npath = \"/missing\"\n", server.port);
+    http_harness h("connections = 1\npath = \"/missing\"\n", server.port);
     const auto s = h.phase(300);
     CHECK(s.ops == 0);
     CHECK(errors_of(s, error_kind::status_4xx) > 50);
     CHECK(errors_of(s, error_kind::status_4xx) == s.error_total());
   }
   {
-    harness h("connections = 1\nmethod = \"HEAD\"\npath = \"/4k.bin\"\n", server.port);
+    http_harness h("connections = 1\nmethod = \"HEAD\"\npath = \"/4k.bin\"\n", server.port);
     const auto s = h.phase(300);
     CHECK(s.ops > 50);
     CHECK(s.error_total() == 0);  // a body read after HEAD would desynchronise the next reply
@@ -138,7 +137,7 @@ TEST_CASE("http against nginx: files served, a missing one counted as 4xx, HEAD 
 TEST_CASE("an http server that closes after each reply: every request still answered") {
   builtin_service svc(http_target());
   svc.start();
-  harness h("connections = 1\nheaders = { Connection = \"close\" }\n", svc.port());
+  http_harness h("connections = 1\nheaders = { Connection = \"close\" }\n", svc.port());
   const auto s = h.phase(500);
   CHECK(s.ops > 50);
   CHECK(s.error_total() == 0);

@@ -23,6 +23,9 @@ inline double open_loop_slack_s() {
 #endif
 }
 
+// A phase's errors of one kind.
+inline uint64_t errors_of(const phase_stats& s, error_kind k) { return s.errors[size_t(k)]; }
+
 template <typename W>
 struct phase_run {
   run_clock clock;

@@ -12,24 +12,23 @@
 
 using namespace rig;
 using rig::testing::bind_text;
+using rig::testing::errors_of;
 
 namespace {
 
 // The tcp workload against host:port for one phase.
-struct harness : rig::testing::phase_run<tcp_workload> {
-  harness(const std::string& toml, uint16_t port, const std::string& host = "127.0.0.1")
+struct tcp_harness : rig::testing::phase_run<tcp_workload> {
+  tcp_harness(const std::string& toml, uint16_t port, const std::string& host = "127.0.0.1")
       : phase_run(bind_text(tcp_workload_options(), toml), {"rr", host, port}) {}
   phase_stats run_phase(int64_t ms) { return phase(ms); }
 };
-
-uint64_t errors_of(const phase_stats& s, error_kind k) { return s.errors[size_t(k)]; }
 
 }  // namespace
 
 TEST_CASE("closed loop against the built-in target: every request answered, no send lag") {
   builtin_service svc(builtin_config{});
   svc.start();
-  harness h("connections = 2\nthreads = 2\n", svc.port());
+  tcp_harness h("connections = 2\nthreads = 2\n", svc.port());
   const auto s = h.run_phase(1000);
   MESSAGE("closed loop: " << s.ops << " ops in 1 s, p50 " << double(s.latency.percentile(50)) / 1e3 << " us");
   CHECK(s.ops > 500);
@@ -43,7 +42,7 @@ TEST_CASE("closed loop against the built-in target: every request answered, no s
 TEST_CASE("open loop holds the asked rate and records send lag beside latency") {
   builtin_service svc(builtin_config{});
   svc.start();
-  harness h("connections = 4\nrate = \"1000/s\"\n", svc.port());
+  tcp_harness h("connections = 4\nrate = \"1000/s\"\n", svc.port());
   const auto s = h.run_phase(2000);
   MESSAGE("open loop at 1000/s for 2 s: " << s.ops << " ops in " << h.window_s() << " s, send lag p50 "
                                            << double(s.send_lag.percentile(50)) / 1e3 << " us");
@@ -60,7 +59,7 @@ TEST_CASE("steps and Poisson arrivals against the built-in target: the asked rat
   builtin_service svc(builtin_config{});
   svc.start();
   // 200/s for 0.5 s, then 2000/s for 0.5 s: ~100 + ~1000 requests, Poisson-spaced.
-  harness h("connections = 4\nsteps = [\"200/s\", \"2000/s\"]\nstep = \"500ms\"\narrival = \"poisson\"\n",
+  tcp_harness h("connections = 4\nsteps = [\"200/s\", \"2000/s\"]\nstep = \"500ms\"\narrival = \"poisson\"\n",
             svc.port());
   const auto s = h.run_phase(1000);
   MESSAGE("steps 200/s then 2000/s, Poisson, 1 s: " << s.ops << " ops in " << h.window_s() << " s, " << s.late_sends
@@ -81,7 +80,7 @@ TEST_CASE("steps and Poisson arrivals against the built-in target: the asked rat
 
 TEST_CASE("a server that never answers produces timeouts, not a hang") {
   rig::testing::silent_listener quiet;
-  harness h("connections = 2\ntimeout = \"100ms\"\n", quiet.port);
+  tcp_harness h("connections = 2\ntimeout = \"100ms\"\n", quiet.port);
   const int64_t t0 = mono_ns();
   const auto s = h.run_phase(1000);
   CHECK(mono_ns() - t0 < 3 * ns_per_s);
@@ -91,7 +90,7 @@ TEST_CASE("a server that never answers produces timeouts, not a hang") {
 }
 
 TEST_CASE("nothing listening: connect errors are counted") {
-  harness h("connections = 1\n", rig::testing::free_port());
+  tcp_harness h("connections = 1\n", rig::testing::free_port());
   const auto s = h.run_phase(500);
   CHECK(errors_of(s, error_kind::connect) >= 3);
   CHECK(s.ops == 0);
@@ -100,7 +99,7 @@ TEST_CASE("nothing listening: connect errors are counted") {
 TEST_CASE("the rig's own sockets take a socket policy and read it back") {
   builtin_service svc(builtin_config{});
   svc.start();
-  harness h("connections = 3\n", svc.port());
+  tcp_harness h("connections = 3\n", svc.port());
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   socket_policy off;
   off.nodelay = false;
@@ -124,7 +123,7 @@ TEST_CASE("raw protocol against a real redis-server: PING answered with +PONG") 
                                                "--save", "", "--appendonly", "no", "--daemonize", "no"},
                                       .stderr_path = "/dev/null"});
   REQUIRE(rig::testing::wait_listening(port));
-  harness h("connections = 2\nrequest = \"PING\\r\\n\"\nresponse_until = \"\\r\\n\"\n", port);
+  tcp_harness h("connections = 2\nrequest = \"PING\\r\\n\"\nresponse_until = \"\\r\\n\"\n", port);
   const auto s = h.run_phase(1000);
   MESSAGE("redis PING closed loop: " << s.ops << " ops in 1 s");
   CHECK(s.ops > 500);
@@ -160,7 +159,7 @@ TEST_CASE("replies checked on a real redis-server: the expected reply counts, an
   test_redis redis;
   if (!redis.up) return;
   {
-    harness h("connections = 2\nrequest = \"PING\\r\\n\"\nresponse_until = \"\\r\\n\"\nexpect_reply = \"+PONG\\r\\n\"\n"
+    tcp_harness h("connections = 2\nrequest = \"PING\\r\\n\"\nresponse_until = \"\\r\\n\"\nexpect_reply = \"+PONG\\r\\n\"\n"
               "error_prefix = [\"-\"]\n",
               redis.port);
     const auto s = h.run_phase(500);
@@ -169,7 +168,7 @@ TEST_CASE("replies checked on a real redis-server: the expected reply counts, an
   }
   {
     // redis answers an unknown command with "-ERR unknown command ...": an error reply, with its latency.
-    harness h("connections = 2\nrequest = \"PONG\\r\\n\"\nresponse_until = \"\\r\\n\"\nerror_prefix = [\"-\"]\n",
+    tcp_harness h("connections = 2\nrequest = \"PONG\\r\\n\"\nresponse_until = \"\\r\\n\"\nerror_prefix = [\"-\"]\n",
               redis.port);
     const auto s = h.run_phase(500);
     CHECK(s.ops == 0);
@@ -180,7 +179,7 @@ TEST_CASE("replies checked on a real redis-server: the expected reply counts, an
   }
   {
     // No error prefix given, but the reply is not the one expected: a bad reply, never a success.
-    harness h("connections = 2\nrequest = \"PONG\\r\\n\"\nresponse_until = \"\\r\\n\"\nexpect_prefix = \"+\"\n",
+    tcp_harness h("connections = 2\nrequest = \"PONG\\r\\n\"\nresponse_until = \"\\r\\n\"\nexpect_prefix = \"+\"\n",
               redis.port);
     const auto s = h.run_phase(500);
     CHECK(s.ops == 0);
@@ -192,23 +191,23 @@ TEST_CASE("a reply longer than it is read as is a bad reply, not several fast su
   test_redis redis;
   if (!redis.up) return;
   // A 512 KiB value read as 1000-byte replies: before, each slice counted as a reply (1,059 ops/s, p50 7.6 us).
-  harness populate("connections = 1\nrequest = \"DEBUG POPULATE 1 big 524288\\r\\n\"\nresponse_size = \"5B\"\n"
+  tcp_harness populate("connections = 1\nrequest = \"DEBUG POPULATE 1 big 524288\\r\\n\"\nresponse_size = \"5B\"\n"
                    "expect_reply = \"+OK\\r\\n\"\n",
                    redis.port);
   REQUIRE(populate.run_phase(200).ops > 0);
-  harness sliced("connections = 1\nrequest = \"GET big:0\\r\\n\"\nresponse_size = \"1000B\"\n", redis.port);
+  tcp_harness sliced("connections = 1\nrequest = \"GET big:0\\r\\n\"\nresponse_size = \"1000B\"\n", redis.port);
   const auto s = sliced.run_phase(500);
   // Each bad reply ends its connection; a slice may pass only when the rest of the value had not
   // yet arrived, and the next request then finds it: never more successes than bad replies.
   CHECK(errors_of(s, error_kind::bad_reply) > 0);
   CHECK(s.ops <= errors_of(s, error_kind::bad_reply));
   // A bulk string read to its first "\r\n" leaves its body behind: the same.
-  harness until("connections = 1\nrequest = \"GET big:0\\r\\n\"\nresponse_until = \"\\r\\n\"\n", redis.port);
+  tcp_harness until("connections = 1\nrequest = \"GET big:0\\r\\n\"\nresponse_until = \"\\r\\n\"\n", redis.port);
   const auto u = until.run_phase(500);
   CHECK(errors_of(u, error_kind::bad_reply) > 0);
   CHECK(u.ops <= errors_of(u, error_kind::bad_reply));
   // Read whole, the same value is a success every time.
-  harness whole("connections = 1\nrequest = \"GET big:0\\r\\n\"\nresponse_size = \"524299B\"\nexpect_prefix = \"$524288\\r\\n\"\n",
+  tcp_harness whole("connections = 1\nrequest = \"GET big:0\\r\\n\"\nresponse_size = \"524299B\"\nexpect_prefix = \"$524288\\r\\n\"\n",
                 redis.port);
   const auto w = whole.run_phase(500);
   CHECK(w.ops > 10);
