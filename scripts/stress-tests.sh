@@ -27,6 +27,7 @@ done
 case "$runs" in ''|*[!0-9]*) echo "stress-tests: --runs wants a positive number, not '$runs'" >&2; exit 2 ;; esac
 
 work=$(mktemp -d /tmp/rig-stress-XXXXXX)
+chmod 755 "$work"  # tests run rig as other users (the attack tests): they must reach the binary
 spinners=()
 stop_spinners() {
   for pid in "${spinners[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
