@@ -192,7 +192,8 @@ std::vector<std::shared_ptr<const toxic>> toxic_proxy::active() const {
 }
 
 void toxic_proxy::adopt(stream_socket client) {
-  auto c = std::make_shared<connection>(std::move(client), rig_stream_seed(seed_, "proxy.connection", next_conn_++), connections_, upstream_sockets_);
+  const uint64_t stream = rig_stream_seed(seed_, "proxy.connection", next_conn_++);  // the n-th accepted, its own
+  auto c = std::make_shared<connection>(std::move(client), stream, connections_, upstream_sockets_);
   std::erase_if(live_, [](const auto& w) { return w.expired(); });
   live_.push_back(c);
   asio::co_spawn(*loop_, serve(c), asio::detached);
