@@ -31,7 +31,7 @@ struct rig_fp_entry {
   int error;               /* atomic */
   unsigned long long seed; /* as configured, for read-back */
   uint64_t stream;         /* atomic: the draws' stream, from the seed and the name */
-  unsigned long long draws; /* atomic: the hit number since the spec was set (the draw's position) */
+  unsigned long long hits_at_set; /* atomic: hits when the spec was set; a hit's draw is its number since */
   int from_channel;        /* set by rig's channel: turned off when the channel closes */
   unsigned long long hits, fired; /* atomic */
 };
@@ -76,14 +76,14 @@ int rig_fp_eval(rig_fp_site* site) {
     if (!e) return 0;
     __atomic_store_n(&site->entry, e, __ATOMIC_RELEASE);
   }
-  __atomic_fetch_add(&e->hits, 1, __ATOMIC_RELAXED);
+  const unsigned long long hit = __atomic_fetch_add(&e->hits, 1, __ATOMIC_RELAXED);
   const int action = __atomic_load_n(&e->action, __ATOMIC_ACQUIRE);
   if (action == RIG_FP_OFF) return 0;
   const uint64_t threshold = __atomic_load_n(&e->threshold, __ATOMIC_RELAXED);
   /* The n-th hit since the spec was set fires by the n-th draw of the failpoint's stream: the
      same seed fires on the same hit numbers, whichever thread makes them. */
   if (threshold != UINT64_MAX &&
-      rig_draw(__atomic_load_n(&e->stream, __ATOMIC_RELAXED), __atomic_fetch_add(&e->draws, 1, __ATOMIC_RELAXED)) >=
+      rig_draw(__atomic_load_n(&e->stream, __ATOMIC_RELAXED), hit - __atomic_load_n(&e->hits_at_set, __ATOMIC_RELAXED)) >=
           threshold)
     return 0;
   if (__atomic_load_n(&e->count, __ATOMIC_RELAXED) > 0) { /* a limited number of fires: take one, or none are left */
@@ -255,7 +255,7 @@ static int set_entry(const char* name, const char* spec, int from_channel, char*
   __atomic_store_n(&e->error, s.error, __ATOMIC_RELAXED);
   e->seed = s.seed;
   __atomic_store_n(&e->stream, rig_stream_seed(s.seed, name, 0), __ATOMIC_RELAXED);
-  __atomic_store_n(&e->draws, 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&e->hits_at_set, __atomic_load_n(&e->hits, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
   e->from_channel = from_channel;
   __atomic_store_n(&e->action, s.action, __ATOMIC_RELEASE);
   recount_armed_locked();

@@ -88,9 +88,10 @@ TEST_CASE("failpoint error at wal.fsync with on_error = reply: each fire is one 
   // an fsync takes ~3 ms and the log is serialized, which would cap the target near 300/s.
   temp_dir wal_dir(memory_dir());
   const auto run = run_text(
-      tmp, builtin_with("wal = true\non_error = \"reply\"\nwal_path = \"" + wal_dir.path + "/target.wal\"",
-                        "kind = \"failpoint\"\nfailpoint = \"wal.fsync\"\naction = \"error\"\nerror = \"ENOSPC\"\nprobability = 0.2",
-                        "500/s"));
+      tmp, "seed = 7\n" + std::string(builtin_with(
+                               "wal = true\non_error = \"reply\"\nwal_path = \"" + wal_dir.path + "/target.wal\"",
+                               "kind = \"failpoint\"\nfailpoint = \"wal.fsync\"\naction = \"error\"\nerror = \"ENOSPC\"\nprobability = 0.2",
+                               "500/s")));
   INFO(run.stdout_text() << run.err);
   REQUIRE(run.code == 0);
   const auto r = run.report();
@@ -116,6 +117,8 @@ TEST_CASE("failpoint error at wal.fsync with on_error = reply: each fire is one 
   CHECK_MESSAGE(rig::testing::same_fires(caught, fired, 2), "caught ", caught, ", fired ", fired);
   CHECK(r["phases"][0]["workloads"]["rr"]["errors"]["status_5xx"] == 0);
   CHECK(fault["injections"][0]["verification"].get<std::string>().find("errno 28 (ENOSPC)") != std::string::npos);
+  // The scenario's seed went to the target's failpoint and was read back from it.
+  CHECK(fault["injections"][0]["verification"].get<std::string>().find("probability 0.2 (seed 7)") != std::string::npos);
 }
 
 TEST_CASE("threads against a program that does not link the failpoint library: the run fails in seconds, saying why") {
