@@ -36,7 +36,12 @@ std::pair<double, double> bootstrap(const std::vector<double>& a, const std::vec
 }
 
 bool applies(const gate_condition& c, const ratio_row& r) {
-  return c.figure == r.figure && (c.phase.empty() || c.phase == "*" || c.phase == r.phase) &&
+  return !c.absolute && c.figure == r.figure && (c.phase.empty() || c.phase == "*" || c.phase == r.phase) &&
+         (c.workload.empty() || c.workload == "*" || c.workload == r.workload);
+}
+
+bool applies_absolute(const gate_condition& c, const ratio_row& r) {
+  return c.absolute && c.figure == r.figure && (c.phase.empty() || c.phase == "*" || c.phase == r.phase) &&
          (c.workload.empty() || c.workload == "*" || c.workload == r.workload);
 }
 
@@ -86,11 +91,24 @@ gate_condition parse_fail_if(const std::string& text) {
     c.phase = parts[0];
     c.workload = parts[1];
   }
-  const auto& figs = group_figures();
+  std::vector<std::string> figs = group_figures();
+  figs.push_back("errors_pct");
   if (std::find(figs.begin(), figs.end(), c.figure) == figs.end())
-    refuse(text, lhs.rfind(c.figure), fmt::format("no figure '{}' (figures: p50, p90, p99, p999, mean, max, throughput){}",
-                                                  c.figure, did_you_mean(c.figure, figs)));
+    refuse(text, lhs.rfind(c.figure),
+           fmt::format("no figure '{}' (figures: p50, p90, p99, p999, mean, max, throughput, errors_pct){}", c.figure,
+                       did_you_mean(c.figure, figs)));
   const size_t rhs_at = text.find(rhs, op_at);
+  if (c.figure == "errors_pct") {
+    c.absolute = true;
+    if (!rhs.empty() && rhs.back() == '%') rhs.pop_back();
+    char* end = nullptr;
+    c.limit = std::strtod(rhs.c_str(), &end);
+    if (rhs.empty() || *end != '\0' || !(c.limit >= 0 && c.limit <= 100))
+      refuse(text, rhs_at,
+             "errors_pct is held to a share of B's requests in percent, 0 to 100 (e.g. errors_pct > 1), not a ratio "
+             "to A (whose share is often 0)");
+    return c;
+  }
   if (rhs.empty() || (rhs.back() != 'x' && rhs.back() != 'X'))
     refuse(text, rhs_at, "the threshold is a ratio of B to A written with an x, e.g. 1.20x");
   rhs.pop_back();
@@ -145,7 +163,7 @@ compare_verdict compare_groups(const run_group& a, const run_group& b, const std
       r.a = spread_stat::of(va).median;
       r.b = spread_stat::of(vb).median;
       bool applicable = false;
-      for (const auto& c : conditions) applicable = applicable || applies(c, r);
+      for (const auto& c : conditions) applicable = applicable || applies(c, r) || applies_absolute(c, r);
       if (!conditions.empty() && !applicable) continue;
       const bool a_whole = std::any_of(a.runs.begin(), a.runs.end(), [&](const group_run& x) {
         return x.level == k.level && whole_phase(x.report, k.phase, k.workload);
@@ -172,6 +190,15 @@ compare_verdict compare_groups(const run_group& a, const run_group& b, const std
         for (const auto& c : conditions)
           if (applies(c, r) && past(c, r)) r.failed.push_back(c.text);
       }
+      for (const auto& c : conditions)  // B's own share: A need not have one
+        if (applies_absolute(c, r)) {
+          if (vb.empty()) {
+            r.note = "B tried no request here: no share to hold to the limit";
+            r.failed.push_back(c.text);
+          } else if (holds(r.b, c.op, c.limit)) {
+            r.failed.push_back(c.text);
+          }
+        }
       v.rows.push_back(std::move(r));
     }
   v.method = intervals ? fmt::format("B/A is the ratio of the medians over the runs, with its 95% interval from a "

@@ -15,10 +15,14 @@ struct gate_condition {
   std::string phase, workload;  // "" or "*": every one
   std::string figure;           // group_figures()
   std::string op;               // > >= < <=
-  double ratio = 1;
+  double ratio = 1;             // B/A past which B regressed
+  // errors_pct: B's own share against a percentage ("errors_pct > 1" fails when more than 1% of
+  // B's requests failed), not a ratio (a share A did not have has no ratio).
+  bool absolute = false;
+  double limit = 0;
 };
 
-// "p99 > 1.20x", "nagle.rr.p99 > 1.2x", "*.rr.throughput < 0.90x"; throws input_error naming
+// "p99 > 1.20x", "nagle.rr.p99 > 1.2x", "*.rr.throughput < 0.90x", "errors_pct > 1" (percent); throws input_error naming
 // the flag, where in it the problem is, and the nearest valid figure.
 gate_condition parse_fail_if(const std::string& text);
 

@@ -17,7 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const trend_figures[] = {"p50", "p99", "throughput"};
+const char* const trend_figures[] = {"p50", "p99", "throughput", "errors_pct"};
+bool charted(const char* f) { return f != std::string("errors_pct"); }  // a share: in the table, not the charts
 
 bool is_group(const fs::path& p) {
   return fs::exists(p / "report.json") || fs::exists(p / "repeat.json");
@@ -113,8 +114,9 @@ std::string history_table(const history_summary& h) {
   std::string o = fmt::format("rig history: {} — {} point{} in {}, oldest first\n", h.scenario, h.points.size(),
                               h.points.size() == 1 ? "" : "s", h.dir);
   for (const auto& row : h.rows) {
-    o += fmt::format("\n{}.{}\n{:<40} {:>5} {:>28} {:>28} {:>30}\n", row.phase, row.workload, "point", "runs",
-                     "p50 median (min–max)", "p99 median (min–max)", "throughput median (min–max)");
+    o += fmt::format("\n{}.{}\n{:<40} {:>5} {:>28} {:>28} {:>30} {:>28}\n", row.phase, row.workload, "point", "runs",
+                     "p50 median (min–max)", "p99 median (min–max)", "throughput median (min–max)",
+                     "errors median (min–max)");
     for (size_t i = 0; i < h.points.size(); ++i) {
       std::string cells;
       for (const char* f : trend_figures)
@@ -169,6 +171,7 @@ std::string render_history_html(const history_summary& h) {
     thr.x_title = "point";
     int k = 0;
     for (const char* f : trend_figures) {
+      if (!charted(f)) continue;
       series s{std::string(f), palette[k++], {}, {}, f == std::string("p99") ? "6 3" : ""};
       const auto& pts = row.figures.at(f);
       for (size_t i = 0; i < pts.size(); ++i) {

@@ -242,7 +242,13 @@ std::string render_html(const run_report& r, const timeseries_table& ts, const s
   const columns cols{ts};
   std::vector<std::string> workloads;
   for (const auto& [w, _] : r.workloads.items()) workloads.push_back(w);
-  std::string o = page_head(r) + facts(r, workloads) + expectations_table(r.expectations) + phase_table(r);
+  std::string o = page_head(r) + facts(r, workloads) + expectations_table(r.expectations);
+  if (!r.warnings.empty()) {
+    o += "<h2>Warnings</h2><ul>";
+    for (const auto& w : r.warnings) o += "<li><span class=\"badge warn\">warning</span> " + esc(w) + "</li>";
+    o += "</ul>\n";
+  }
+  o += phase_table(r);
   o += charts(r.phases, cols, workloads) + injections(r.phases) + resources(r.phases);
   if (!r.events.empty()) {
     o += "<h2>Events</h2><table><tr><th>at</th><th>kind</th><th>detail</th></tr>";

@@ -154,10 +154,7 @@ phase_result read_phase(const nlohmann::json& j, const std::vector<std::string>&
     w.rejected_latency = latency_from_json(rd.at(x, "rejected_latency_us"), rd);
     w.all_latency = latency_from_json(rd.at(x, "all_latency_us"), rd);
     w.errors_pct = rd.figure(x, "errors_pct");
-    if (std::isnan(w.errors_pct) && !rd.strict) {  // a report before errors_pct: from the counts
-      const double failed = double(w.error_total()), tried = failed + double(w.ops);
-      if (tried > 0) w.errors_pct = 100 * failed / tried;
-    }
+    if (std::isnan(w.errors_pct) && !rd.strict) w.errors_pct = errors_pct_of(w.error_total(), w.ops);  // an older report
     const auto& g = rd.at(x, "generator");
     w.late_sends = rd.get<uint64_t>(g, "late_sends");
     w.generator_warning = rd.get<std::string>(g, "warning");
@@ -248,6 +245,7 @@ run_report report_from_json(const nlohmann::json& j) {
   for (const auto& e : rd.at(j, "expectations"))
     r.expectations.push_back({rd.get<std::string>(e, "expr"), rd.get<bool>(e, "ok"), rd.get<std::string>(e, "actual")});
   r.skipped_injectors = rd.get<nlohmann::json>(j, "skipped_injectors", nlohmann::json::array());
+  r.warnings = rd.get<std::vector<std::string>>(j, "warnings", {});
   return r;
 }
 
@@ -276,6 +274,7 @@ nlohmann::json to_json(const run_report& r) {
             {"expectations", expectations}};
   if (!r.failure.empty()) j["failure"] = r.failure;
   if (!r.skipped_injectors.empty()) j["skipped_injectors"] = r.skipped_injectors;
+  j["warnings"] = r.warnings;
   return j;
 }
 
@@ -425,6 +424,7 @@ std::string terminal_summary(const run_report& r, bool color) {
     for (const auto& w : p.workloads)
       if (!w.generator_warning.empty())
         s += fmt::format("{}! {} {}: {}{}\n", red, p.name, w.name, w.generator_warning, reset);
+  for (const auto& w : r.warnings) s += fmt::format("{}! {}{}\n", red, w, reset);
   s += cgroup_lines(r, pw, st) + injection_lines(r, st);
   return s;
 }

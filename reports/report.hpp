@@ -1,4 +1,5 @@
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -23,6 +24,12 @@ struct latency_summary {  // microseconds; with count 0 there is no value (null 
   std::vector<std::string> low_confidence() const;
 };
 
+// The share of requests tried that failed: errors / (replies + errors) x 100; NaN when nothing was tried.
+inline double errors_pct_of(uint64_t errors, uint64_t replies) {
+  const double tried = double(errors) + double(replies);
+  return tried > 0 ? 100 * double(errors) / tried : NAN;
+}
+
 struct workload_phase_result {
   std::string name;
   uint64_t ops = 0;
@@ -31,7 +38,7 @@ struct workload_phase_result {
   latency_summary latency, service, send_lag;  // latency and service: successful replies only
   // By outcome, from the intended send time: error replies, rejections, every request sent.
   latency_summary error_latency, rejected_latency, all_latency;
-  double errors_pct = 0;  // errors / (replies + errors) x 100; NaN when nothing was tried
+  double errors_pct = NAN;  // errors / (replies + errors) x 100 (errors_pct_of); NaN when nothing was tried
   std::map<std::string, uint64_t> status;  // replies by status class ("2xx": n), protocols with status codes
   std::map<std::string, uint64_t> counts;  // the workload's own tallies (memory: page faults)
   uint64_t late_sends = 0;        // sent > 1 ms after the op was allowed to go
@@ -95,6 +102,9 @@ struct run_report {
   std::vector<magnification_row> magnification;
   std::vector<event_row> events;
   std::vector<expectation_row> expectations;
+  // What a reader must not miss that is not a failure (a phase in which a workload got no reply,
+  // connections too few for the offered rate): in report.json, the terminal and report.html.
+  std::vector<std::string> warnings;
   // require_all = false: injectors this host could not run, left out: {name, kind, reason}.
   nlohmann::json skipped_injectors = nlohmann::json::array();
   const phase_result* phase(const std::string& name) const;  // null: no phase of that name

@@ -107,7 +107,8 @@ json report_schema() {
                                      {"t_s", "kind", "detail"}))},
        {"expectations", array_of(object_of({{"expr", str()}, {"ok", {{"type", "boolean"}}}, {"actual", str()}},
                                            {"expr", "ok", "actual"}))},
-       {"skipped_injectors", {{"type", "array"}}}},
+       {"skipped_injectors", {{"type", "array"}}},
+       {"warnings", {{"type", "array"}, {"items", str()}}}},
       {"report_version", "rig_version", "status", "scenario", "host", "target", "workloads", "phases", "magnification",
        "events", "expectations"});
   s["$schema"] = "http://json-schema.org/draft-07/schema#";

@@ -32,6 +32,7 @@ double figure_of(const workload_phase_result& w, const std::string& figure) {
 }
 
 std::string figure_text(const std::string& figure, double v) {
+  if (figure == "errors_pct") return std::isnan(v) ? "-" : fmt::format("{:.2f}%", v);
   if (figure != "throughput") return format_duration_us(v);
   return std::isnan(v) ? "-" : format_count(v) + "/s";
 }
@@ -149,12 +150,13 @@ json to_json(const repeat_summary& s) {
 }
 
 std::string repeat_table(const repeat_summary& s) {
-  std::string o = fmt::format("{:<16} {:<10} {:>26} {:>28} {:>30}\n", "phase", "workload", "p50 median (min–max)",
-                              "p99 median (min–max)", "throughput median (min–max)");
+  std::string o = fmt::format("{:<16} {:<10} {:>26} {:>28} {:>30} {:>26}\n", "phase", "workload", "p50 median (min–max)",
+                              "p99 median (min–max)", "throughput median (min–max)", "errors median (min–max)");
   for (const auto& r : s.rows)
-    o += fmt::format("{:<16} {:<10} {:>26} {:>28} {:>30}\n", r.phase, r.workload,
+    o += fmt::format("{:<16} {:<10} {:>26} {:>28} {:>30} {:>26}\n", r.phase, r.workload,
                      spread_text("p50", r.figures.at("p50")), spread_text("p99", r.figures.at("p99")),
-                     spread_text("throughput", r.figures.at("throughput")));
+                     spread_text("throughput", r.figures.at("throughput")),
+                     spread_text("errors_pct", r.figures.at("errors_pct")));
   return o;
 }
 

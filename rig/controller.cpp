@@ -187,6 +187,7 @@ int run_scenario(const scenario& given, const run_options& opts) {
   // The last second too.
   loop.write_timeseries(run_start + (run_end - run_start + ns_per_s - 1) / ns_per_s * ns_per_s, false, smp.get());
 
+  no_reply_warnings(rep);
   judge(rep, sc, loop.target_death());
   // What rig could not undo on the host is rig's failure, whatever the figures say (exit 4).
   if (!loop.revert_failures().empty() && rep.status != "interrupted") {

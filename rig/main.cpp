@@ -538,7 +538,7 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
   c.compare->add_option("--fail-if", a.fail_ifs,
                         "exit 1 when B/A of a figure is past a ratio, e.g. \"p99 > 1.20x\", \"throughput < 0.90x\", "
                         "\"nagle.rr.p99 > 1.5x\" (repeatable); with repeats on both sides, only when the whole 95% "
-                        "interval is past it");
+                        "interval is past it; errors_pct is held to B's own share in percent, \"errors_pct > 1\"");
   c.compare->add_option("--out", a.compare_out, "where to write the HTML comparison")->capture_default_str();
 
   c.export_ = app.add_subcommand("export", "a run's figures for other tools: HdrHistogram interval logs, OpenMetrics text");

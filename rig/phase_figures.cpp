@@ -202,6 +202,10 @@ workload_phase_result summarize(const std::string& name, const phase_stats& s, d
   r.latency = latency_summary::of(s.latency);
   r.service = latency_summary::of(s.service);
   r.send_lag = latency_summary::of(s.send_lag);
+  r.error_latency = latency_summary::of(s.error_latency);
+  r.rejected_latency = latency_summary::of(s.rejected_latency);
+  r.all_latency = latency_summary::of(s.all_latency);
+  r.errors_pct = errors_pct_of(s.error_total(), s.ops);  // every request tried is a reply (ops) or an error
   r.hdr = {{"latency", hdr_encode(s.latency)}, {"service", hdr_encode(s.service)}, {"send_lag", hdr_encode(s.send_lag)}};
   r.late_sends = s.late_sends;
   r.counts = s.counts;

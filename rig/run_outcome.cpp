@@ -4,11 +4,44 @@
 
 #include <iostream>
 
+#include "core/units.hpp"
 #include "reports/html.hpp"
 #include "rig/expect.hpp"
 #include "rig/run_options.hpp"
 
 namespace rig {
+
+namespace {
+
+// "3,971 errors: error_reply 3,971" or "nothing was tried".
+std::string no_reply_text(const workload_phase_result& w) {
+  const uint64_t n = w.error_total();
+  if (n == 0) return "nothing was tried";
+  std::string kinds;
+  for (const auto& [k, c] : w.errors)
+    if (c) kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", k, format_count(double(c)));
+  return fmt::format("no successful reply, {} error{} ({})", format_count(double(n)), n == 1 ? "" : "s", kinds);
+}
+
+// A check on the workload's errors in that phase ("baseline.get.errors_pct > 99"): the scenario
+// expects it to fail there.
+bool errors_expected(const scenario& sc, const std::string& phase, const std::string& workload) {
+  for (const auto& c : sc.checks)
+    if (c.path.size() >= 3 && c.path[0] == phase && c.path[1] == workload &&
+        (c.path[2] == "errors" || c.path[2] == "errors_pct" || c.path[2] == "error_latency" ||
+         c.path[2] == "rejected_latency" || c.path[2] == "status"))
+      return true;
+  return false;
+}
+
+}  // namespace
+
+void no_reply_warnings(run_report& rep) {
+  for (size_t p = 1; p < rep.phases.size(); ++p)
+    for (const auto& w : rep.phases[p].workloads)
+      if (w.ops == 0)
+        rep.warnings.push_back(fmt::format("phase {}: workload {} got {}", rep.phases[p].name, w.name, no_reply_text(w)));
+}
 
 void judge(run_report& rep, const scenario& sc, const std::string& target_death) {
   if (rep.status != "ok") return;
@@ -21,6 +54,15 @@ void judge(run_report& rep, const scenario& sc, const std::string& target_death)
     rep.expectations.push_back({c.text, o.ok, o.actual});
     expectations_ok = expectations_ok && o.ok;
   }
+  // Every magnification divides by the first phase: a workload that got no reply there has no
+  // baseline, and a run that says ok with nothing answered is not a result.
+  if (!rep.phases.empty())
+    for (const auto& w : rep.phases.front().workloads)
+      if (w.ops == 0 && !errors_expected(sc, rep.phases.front().name, w.name)) {
+        rep.expectations.push_back(
+            {fmt::format("{} answers in the {} phase", w.name, rep.phases.front().name), false, no_reply_text(w)});
+        expectations_ok = false;
+      }
   if (!target_death.empty() && !death_expected) {
     rep.expectations.push_back({"the target runs until the run ends", false, target_death});
     expectations_ok = false;
@@ -64,6 +106,7 @@ int write_and_say(run_report& rep, const directory& run_dir, bool remove_spill, 
     for (const auto& ph : rep.phases)
       for (const auto& w : ph.workloads)
         if (!w.generator_warning.empty()) out << fmt::format("! {} {}: {}\n", ph.name, w.name, w.generator_warning);
+    for (const auto& w : rep.warnings) out << "! " << w << "\n";
     for (const auto& e : rep.expectations)
       if (!e.ok) out << fmt::format("FAIL {}  (actual {})\n", e.expr, e.actual);
   }

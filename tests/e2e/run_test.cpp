@@ -15,6 +15,7 @@
 
 #include "../helpers.hpp"
 #include "../nginx.hpp"
+#include "../redis.hpp"
 #include "core/process.hpp"
 
 using namespace rig;
@@ -270,37 +271,18 @@ TEST_CASE("CLI: validate OK, list shows option help, bad flags exit 2") {
 }
 
 TEST_CASE("endpoint target: raw PING to a real redis-server, nodelay on the rig's own sockets") {
-  std::string redis;
-  for (const char* p : {"/usr/bin/redis-server", "/usr/local/bin/redis-server"})
-    if (::access(p, X_OK) == 0) redis = p;
-  if (redis.empty()) {
+  temp_dir tmp;
+  auto server = rig::testing::redis_server::start(tmp.path);
+  if (!server) {
     MESSAGE("skipped: redis-server is not installed (scripts/install-deps.sh installs it)");
     return;
   }
-  temp_dir tmp;
-  // A free port: bind to 0, read it, release it for redis.
-  int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  const int port = ntohs(a.sin_port);
-  ::close(s);
-  auto server = child_process::spawn({.argv = {redis, "--port", std::to_string(port), "--bind", "127.0.0.1", "--save",
-                                               "", "--appendonly", "no", "--dir", tmp.path},
-                                      .capture_stdout = true});
-  bool up = false;
-  for (int i = 0; i < 100 && !up; ++i) {
-    if (auto line = server.read_line(100)) up = line->find("Ready to accept connections") != std::string::npos;
-  }
-  REQUIRE(up);
+  const int port = server->port;
   const auto f = run_rig({"run", RIG_SOURCE_DIR "/scenarios/redis-ping.toml", "--out", tmp.path, "--set",
                           "target.address=127.0.0.1:" + std::to_string(port), "--set", "phases.baseline.duration=1s",
                           "--set", "phases.rig_nagle.duration=1s"},
                          tmp.path);
-  server.stop();
+  server->proc.stop();
   INFO("stderr: " << f.err);
   REQUIRE(f.code == 0);
   const auto r = nlohmann::json::parse(slurp(report_path(f.out)));

@@ -1,0 +1,252 @@
+// Outcome figures from real runs: the share of requests that failed and their latency, read from
+// report.json and every output built on it, after `rig run` against a real redis-server and nginx
+// that give error replies. (The recorder's unit tests passed while every real run said 0%.)
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "../helpers.hpp"
+#include "../nginx.hpp"
+#include "../redis.hpp"
+
+using namespace rig;
+using rig::testing::run_rig;
+using rig::testing::slurp;
+using rig::testing::temp_dir;
+using nlohmann::json;
+
+namespace {
+
+// Two workloads on one redis: `good` PINGs (closed loop), `bad` sends a command redis does not
+// know (open loop, 200/s), so every one of its replies is "-ERR unknown command".
+std::string redis_scenario(const std::string& address, const std::string& checks) {
+  return fmt::format(R"(name = "redis-errors"
+[target]
+kind = "endpoint"
+address = "{}"
+[workloads.good]
+kind = "tcp"
+connections = 2
+request = "PING\r\n"
+response_until = "\r\n"
+expect_reply = "+PONG\r\n"
+error_prefix = ["-"]
+[workloads.bad]
+kind = "tcp"
+connections = 1
+rate = "200/s"
+request = "NOPE\r\n"
+response_until = "\r\n"
+expect_reply = "+PONG\r\n"
+error_prefix = ["-"]
+[[phases]]
+name = "baseline"
+duration = "1s"
+[[phases]]
+name = "again"
+duration = "1s"
+[expect]
+checks = [{}]
+)",
+                     address, checks);
+}
+
+const json& workload(const json& r, size_t phase, const char* w) { return r["phases"][phase]["workloads"][w]; }
+
+bool has_line(const rig::testing::rig_result& r, const std::string& text) {
+  return r.stdout_text().find(text) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("redis error replies: errors_pct, error and all latency in report.json, an unanswered baseline fails") {
+  temp_dir tmp;
+  auto redis = rig::testing::redis_server::start(tmp.path);
+  if (!redis) {
+    MESSAGE("skipped: redis-server is not installed (scripts/install-deps.sh installs it)");
+    return;
+  }
+  std::ofstream(tmp.path + "/plain.toml") << redis_scenario(redis->address(), "\"baseline.good.errors_pct < 1\"");
+  const auto run = run_rig({"run", tmp.path + "/plain.toml", "--out", tmp.path + "/plain"}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  // Every request of `bad` failed in the first phase, and no check expects it: not a result.
+  CHECK(run.code == 1);
+  const json r = run.report();
+  REQUIRE(r.is_object());
+  CHECK(r["status"] == "checks_failed");
+  bool implicit = false;
+  for (const auto& e : r["expectations"])
+    if (e["expr"] == "bad answers in the baseline phase") {
+      implicit = true;
+      CHECK(e["ok"] == false);
+      CHECK(e["actual"].get<std::string>().find("error_reply") != std::string::npos);
+    }
+  CHECK(implicit);
+  for (size_t p : {0, 1}) {
+    CAPTURE(p);
+    const json& bad = workload(r, p, "bad");
+    const json& good = workload(r, p, "good");
+    const uint64_t replies = bad["errors"]["error_reply"].get<uint64_t>();
+    // 200/s for 1 s: about 200 due; a loaded machine may send fewer, never none.
+    CHECK(replies > 50);
+    CHECK(bad["ops"] == 0);
+    CHECK(bad["errors_pct"].get<double>() == 100.0);
+    CHECK(bad["error_latency_us"]["count"].get<uint64_t>() == replies);  // each error reply has its latency
+    CHECK(bad["all_latency_us"]["count"].get<uint64_t>() == replies);
+    CHECK(bad["error_latency_us"]["p50"].get<double>() > 0);
+    CHECK(bad["latency_us"]["count"] == 0);  // latency is successful replies only
+    CHECK(good["errors_pct"].get<double>() == 0.0);
+    CHECK(good["all_latency_us"]["count"].get<uint64_t>() == good["ops"].get<uint64_t>());
+    CHECK(good["error_latency_us"]["count"] == 0);
+  }
+  // A later phase with no reply: a warning, in report.json and on the terminal.
+  REQUIRE(r["warnings"].size() == 1);
+  CHECK(r["warnings"][0].get<std::string>().find("phase again: workload bad got no successful reply") == 0);
+  CHECK(has_line(run, "! phase again: workload bad got no successful reply"));
+  CHECK(has_line(run, "100.0%"));  // the terminal's failed column
+
+  // The same with checks that expect the errors: a result, and the checks read the figures.
+  std::ofstream(tmp.path + "/expected.toml")
+      << redis_scenario(redis->address(), "\"baseline.bad.errors_pct > 99\", \"baseline.good.errors_pct < 1\", "
+                                          "\"baseline.bad.error_latency.p50 < 1s\", \"again.bad.errors.error_reply > 50\"");
+  const auto ok = run_rig({"run", tmp.path + "/expected.toml", "--out", tmp.path + "/runs/r1"}, tmp.path);
+  INFO(ok.stdout_text() << ok.err);
+  REQUIRE(ok.code == 0);
+  for (const auto& e : ok.report()["expectations"]) CHECK(e["ok"] == true);
+
+  // compare: errors_pct held to a share of B's requests; a ratio of shares is refused.
+  const std::string dir = ok.run_dir();
+  const auto gate = run_rig({"compare", dir, dir, "--out", tmp.path + "/c.html", "--fail-if", "errors_pct > 1"}, tmp.path);
+  INFO(gate.stdout_text() << gate.err);
+  CHECK(gate.code == 1);
+  CHECK(has_line(gate, "FAIL errors_pct > 1: baseline.bad.errors_pct"));
+  CHECK_FALSE(has_line(gate, "FAIL errors_pct > 1: baseline.good"));
+  const auto good_gate = run_rig({"compare", dir, dir, "--out", tmp.path + "/c.html", "--fail-if", "*.good.errors_pct > 1%"}, tmp.path);
+  CHECK(good_gate.code == 0);
+  const auto ratio = run_rig({"compare", dir, dir, "--out", tmp.path + "/c.html", "--fail-if", "errors_pct > 1.2x"}, tmp.path);
+  CHECK(ratio.code == 2);
+  CHECK(ratio.err.find("errors_pct is held to a share of B's requests in percent") != std::string::npos);
+
+  // OpenMetrics: the ratio of failed requests per workload and phase.
+  const auto om = run_rig({"export", dir, "--format", "openmetrics"}, tmp.path);
+  REQUIRE(om.code == 0);
+  bool bad_ratio = false, good_ratio = false;
+  for (const auto& l : om.out) {
+    if (l.rfind("rig_errors_ratio{", 0) != 0) continue;
+    if (l.find("workload=\"bad\"") != std::string::npos) bad_ratio = bad_ratio || l.substr(l.rfind(' ') + 1) == "1";
+    if (l.find("workload=\"good\"") != std::string::npos) good_ratio = good_ratio || l.substr(l.rfind(' ') + 1) == "0";
+  }
+  CHECK(bad_ratio);
+  CHECK(good_ratio);
+
+  // history over two runs: the errors column and history.json's points.
+  const auto second = run_rig({"run", tmp.path + "/expected.toml", "--out", tmp.path + "/runs/r2"}, tmp.path);
+  REQUIRE(second.code == 0);
+  const auto hist = run_rig({"history", tmp.path + "/runs", "--out", tmp.path + "/hist"}, tmp.path);
+  INFO(hist.stdout_text() << hist.err);
+  REQUIRE(hist.code == 0);
+  CHECK(has_line(hist, "errors median"));
+  const json h = json::parse(slurp(tmp.path + "/hist/history.json"));
+  bool seen = false;
+  for (const auto& row : h["phases"])
+    if (row["phase"] == "baseline" && row["workload"] == "bad") {
+      seen = true;
+      for (const auto& pt : row["figures"]["errors_pct"]["points"]) CHECK(pt["median"].get<double>() == 100.0);
+    }
+  CHECK(seen);
+}
+
+TEST_CASE("redis error replies through --repeat and suite: repeat.json and suite.json carry errors_pct") {
+  temp_dir tmp;
+  auto redis = rig::testing::redis_server::start(tmp.path);
+  if (!redis) {
+    MESSAGE("skipped: redis-server is not installed (scripts/install-deps.sh installs it)");
+    return;
+  }
+  std::filesystem::create_directories(tmp.path + "/s");
+  std::ofstream(tmp.path + "/s/expected.toml")
+      << redis_scenario(redis->address(), "\"baseline.bad.errors_pct > 99\", \"baseline.good.errors_pct < 1\"");
+  const auto rep = run_rig({"run", tmp.path + "/s/expected.toml", "--out", tmp.path + "/rep", "--repeat", "2",
+                            "--set", "phases.again.duration=300ms"},
+                           tmp.path);
+  INFO(rep.stdout_text() << rep.err);
+  REQUIRE(rep.code == 0);
+  CHECK(has_line(rep, "errors median"));
+  std::string repeat_json;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(tmp.path + "/rep"))
+    if (e.path().filename() == "repeat.json") repeat_json = e.path().string();
+  REQUIRE(!repeat_json.empty());
+  const json rj = json::parse(slurp(repeat_json));
+  int rows = 0;
+  for (const auto& row : rj["phases"]) {
+    if (row["workload"] == "bad") CHECK(row["figures"]["errors_pct"]["median"].get<double>() == 100.0);
+    if (row["workload"] == "good") CHECK(row["figures"]["errors_pct"]["median"].get<double>() == 0.0);
+    ++rows;
+  }
+  CHECK(rows == 4);
+
+  const auto suite = run_rig({"suite", tmp.path + "/s", "--out", tmp.path + "/suite", "--phase-duration", "500ms"}, tmp.path);
+  INFO(suite.stdout_text() << suite.err);
+  REQUIRE(suite.code == 0);
+  std::string suite_json;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(tmp.path + "/suite"))
+    if (e.path().filename() == "suite.json") suite_json = e.path().string();
+  REQUIRE(!suite_json.empty());
+  const json sj = json::parse(slurp(suite_json));
+  REQUIRE(sj["scenarios"].size() == 1);
+  const json& row = sj["scenarios"][0]["figures"];
+  REQUIRE(row.is_object());
+  CHECK(row["workload"] == "bad");  // the first workload by name
+  CHECK(row["errors_pct"].get<double>() == 100.0);
+}
+
+TEST_CASE("nginx 404 on every request: status_4xx, errors_pct 100 and its latency, and the implicit check") {
+  const std::string bin = rig::testing::which("nginx");
+  if (bin.empty()) {
+    MESSAGE("skipped: nginx is not installed (scripts/install-deps.sh installs nginx-light)");
+    return;
+  }
+  temp_dir tmp;
+  const uint16_t port = rig::testing::free_port();
+  const auto files = rig::testing::nginx_files::write(tmp.path, port);
+  const auto scenario = [&](const std::string& checks) {
+    return fmt::format(R"(name = "nginx-404"
+[target]
+kind = "command"
+run = ["{}", "-c", "{}", "-e", "stderr"]
+port = {}
+[workloads.web]
+kind = "http"
+connections = 2
+path = "/missing"
+[[phases]]
+name = "baseline"
+duration = "1s"
+[expect]
+checks = [{}]
+)",
+                       bin, files.conf, port, checks);
+  };
+  std::ofstream(tmp.path + "/plain.toml") << scenario("");
+  const auto plain = run_rig({"run", tmp.path + "/plain.toml", "--out", tmp.path}, tmp.path);
+  INFO(plain.stdout_text() << plain.err);
+  CHECK(plain.code == 1);
+  CHECK(has_line(plain, "FAIL  web answers in the baseline phase"));
+
+  std::ofstream(tmp.path + "/expected.toml") << scenario("\"baseline.web.errors.status_4xx > 100\"");
+  const auto run = run_rig({"run", tmp.path + "/expected.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const json r = run.report();
+  const json& w = workload(r, 0, "web");
+  const uint64_t n = w["errors"]["status_4xx"].get<uint64_t>();
+  CHECK(n > 100);
+  CHECK(w["ops"] == 0);
+  CHECK(w["status"]["4xx"].get<uint64_t>() == n);
+  CHECK(w["errors_pct"].get<double>() == 100.0);
+  CHECK(w["error_latency_us"]["count"].get<uint64_t>() == n);
+  CHECK(w["all_latency_us"]["count"].get<uint64_t>() == n);
+}
