@@ -38,4 +38,18 @@ static inline uint64_t rig_stream_seed(uint64_t seed, const char* name, uint64_t
   return rig_mix64(rig_mix64(seed + RIG_DRAW_GAMMA) ^ h) + rig_mix64((index + 1) * RIG_DRAW_GAMMA);
 }
 
+#ifdef __cplusplus
+namespace rig {
+/* One stream drawn in order (a proxied connection's, a bootstrap's): the same numbers from the
+   same seed with any compiler and standard library (std::uniform_*_distribution are not). */
+struct draw_stream {
+  uint64_t stream;
+  uint64_t next = 0;
+  explicit draw_stream(uint64_t s) : stream(s) {}
+  double unit() { return rig_draw_unit(stream, next++); }     /* (0, 1] */
+  uint64_t below(uint64_t n) { return rig_draw(stream, next++) % n; } /* [0, n); bias < n / 2^64 */
+};
+}  // namespace rig
+#endif
+
 #endif

@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 #include <future>
 #include <map>
-#include <random>
 
 #include "core/clock.hpp"
 #include "core/draw.h"
@@ -67,7 +66,7 @@ struct toxic_proxy::connection {
   int upstream_fd = -1;  // in upstream_sockets while >= 0
   bool counted = false;
   stream_socket client, server;
-  std::mt19937_64 rng;
+  draw_stream rng;  // the connection's stream ("proxy.connection", its number)
   std::map<int, bool> affected;  // toxic id -> this connection is affected
   bool closing = false;
   pipe up, down;
@@ -317,7 +316,7 @@ const std::vector<const toxic_proxy::link*>& toxic_proxy::acting(const std::shar
     if (!l.t->acts_on(p.downstream)) continue;
     auto [it, fresh] = c->affected.try_emplace(l.id, false);
     if (fresh) {
-      it->second = std::uniform_real_distribution<double>(0.0, 1.0)(c->rng) < l.t->toxicity();
+      it->second = c->rng.unit() <= l.t->toxicity();
       ++(it->second ? l.t->affected : l.t->spared);
       if (auto end = it->second ? l.t->ends() : std::nullopt)
         asio::co_spawn(*loop_, end_after(c, l, *end), asio::detached);

@@ -157,6 +157,7 @@ socket_report preload_shim::set_file_faults(uint32_t ops, const std::string& pre
   store(&ctl_->fault_delay_ns, delay_ns);
   store(&ctl_->fault_seed, seed);
   store(&ctl_->fault_ops, ops);
+  __atomic_add_fetch(&ctl_->fault_generation, 1, __ATOMIC_ACQ_REL);  // a new configuration: its draws from the first
   return publish_and_wait();
 }
 

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <random>
 
+#include "core/draw.h"
 #include "core/error.hpp"
 #include "core/units.hpp"
 #include "reports/html_common.hpp"
@@ -20,12 +20,11 @@ namespace {
 // The 2.5th and 97.5th percentiles of median(B*)/median(A*) over resamples of each side's runs.
 std::pair<double, double> bootstrap(const std::vector<double>& a, const std::vector<double>& b, int resamples,
                                     uint64_t seed) {
-  std::mt19937_64 rng(seed);
+  draw_stream rng(rig_stream_seed(seed, "compare.bootstrap", 0));
   std::vector<double> ratios, sa(a.size()), sb(b.size());
-  std::uniform_int_distribution<size_t> pa(0, a.size() - 1), pb(0, b.size() - 1);
   for (int i = 0; i < resamples; ++i) {
-    for (auto& x : sa) x = a[pa(rng)];
-    for (auto& x : sb) x = b[pb(rng)];
+    for (auto& x : sa) x = a[rng.below(a.size())];
+    for (auto& x : sb) x = b[rng.below(b.size())];
     const double ma = spread_stat::of(sa).median;
     if (ma > 0) ratios.push_back(spread_stat::of(sb).median / ma);
   }

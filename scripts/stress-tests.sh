@@ -16,24 +16,30 @@ keep=0
 modes=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --runs) runs=${2:?--runs needs a number}; shift 2 ;;
+    --runs) [ $# -ge 2 ] || { echo "stress-tests: --runs needs a number" >&2; exit 2; }; runs=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     plain|busy|asan|tsan) modes+=("$1"); shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "stress-tests: unknown argument '$1' (modes: plain, busy, asan, tsan; --runs N, --keep)" >&2; exit 2 ;;
   esac
 done
 [ ${#modes[@]} -eq 0 ] && modes=(plain busy)
-case "$runs" in ''|*[!0-9]*) echo "stress-tests: --runs wants a positive number, not '$runs'" >&2; exit 2 ;; esac
+case "$runs" in ''|*[!0-9]*|0|0*) echo "stress-tests: --runs wants a positive number, not '$runs'" >&2; exit 2 ;; esac
 
 work=$(mktemp -d /tmp/rig-stress-XXXXXX)
 chmod 755 "$work"  # tests run rig as other users (the attack tests): they must reach the binary
 spinners=()
+suite_pid=
+stop_suite() {  # the running make and everything under it (its own session: setsid)
+  [ -n "$suite_pid" ] && kill -- -"$suite_pid" 2>/dev/null && wait "$suite_pid" 2>/dev/null
+  suite_pid=
+}
 stop_spinners() {
   for pid in "${spinners[@]}"; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
   spinners=()
 }
 cleanup() {
+  stop_suite
   stop_spinners
   if [ "$keep" -eq 1 ]; then echo "stress-tests: kept $work"; else rm -rf "$work"; fi
 }
@@ -66,8 +72,13 @@ for mode in "${modes[@]}"; do
     esac
     [ "$mode" = busy ] && start_spinners
     start=$(date +%s)
-    make -C "$clone" "$target" >"$log" 2>&1
+    # In the background and waited for, so SIGINT/SIGTERM stop it at once (bash runs a trap only
+    # after a foreground command ends); in its own session, so the whole tree goes with it.
+    setsid make -C "$clone" "$target" >"$log" 2>&1 &
+    suite_pid=$!
+    wait "$suite_pid"
     rc=$?
+    suite_pid=
     secs=$(( $(date +%s) - start ))
     stop_spinners
     counts=$(grep -Eo '[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -1)

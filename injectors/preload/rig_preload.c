@@ -131,17 +131,21 @@ static int apply_fd(int fd, int32_t nodelay, int32_t sndbuf, int32_t rcvbuf) {
   return ok;
 }
 
-static void load_faults(uint32_t gen) {
-  const uint32_t ops = load(&ctl->fault_ops);
+/* A new configuration only when rig changed the file faults (their own generation): a policy
+   change or a read-back of the counters keeps the configuration and where its draws are, so
+   the n-th call since the fault was applied draws the n-th number however often rig looks. */
+static void load_faults(void) {
+  const uint32_t ops = load(&ctl->fault_ops), gen = load(&ctl->fault_generation);
   const struct fault_cfg* cur = __atomic_load_n(&faults, __ATOMIC_ACQUIRE);
   if (!ops && !cur) return;
   if (!ops) {
     __atomic_store_n(&faults, (struct fault_cfg*)NULL, __ATOMIC_RELEASE);
     return;
   }
+  if (cur && cur->gen == gen) return;
   struct fault_cfg* c = calloc(1, sizeof *c);
   if (!c) return;
-  c->gen = gen ? gen : 1;
+  c->gen = gen;
   c->ops = ops;
   c->ppm = load(&ctl->fault_ppm);
   c->err = load_i(&ctl->fault_errno);
@@ -156,7 +160,7 @@ static void load_faults(uint32_t gen) {
 static void apply_all(void) {
   if (!ctl || !fds) return;
   const uint32_t gen = load(&ctl->generation);
-  load_faults(gen);
+  load_faults();
   const int32_t nodelay = load_i(&ctl->nodelay), sndbuf = load_i(&ctl->sndbuf), rcvbuf = load_i(&ctl->rcvbuf);
   uint32_t sockets = 0, matching = 0;
   pthread_mutex_lock(&mu);

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #define RIG_SHIM_MAGIC 0x52494753u /* "RIGS" */
-#define RIG_SHIM_VERSION 4u
+#define RIG_SHIM_VERSION 5u
 #define RIG_SHIM_MAX_PROCS 64
 #define RIG_SHIM_FD_ENV "RIG_SHIM_FD"      /* fd number of the control memfd in the target */
 #define RIG_SHIM_FD_NUMBER 231             /* where rig places it between fork and exec */
@@ -45,7 +45,7 @@ struct rig_shim_control {
   uint32_t fault_ops;    /* RIG_SHIM_OP_* bits; 0: no file faults */
   uint32_t fault_ppm;    /* probability of a fault per call, in millionths */
   int32_t fault_errno;   /* 0: delay only */
-  int32_t fault_pad;
+  uint32_t fault_generation; /* bumped by rig when the file faults change: only then do the draws restart */
   int64_t fault_delay_ns;
   uint64_t fault_seed;   /* the run's seed: the n-th faulted call of a process draws the n-th number */
   char fault_prefix[RIG_SHIM_PREFIX_MAX];

@@ -9,10 +9,11 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/draw.h"
 
 #include "core/options.hpp"
 
@@ -20,7 +21,7 @@ namespace rig {
 
 // One direction of one proxied connection, as one toxic sees it.
 struct toxic_flow {
-  std::mt19937_64& rng;  // the connection's, seeded from the run's seed
+  draw_stream& rng;  // the connection's, from the run's seed
   uint64_t passed;       // bytes written on in this direction so far
   int64_t& mark_ns;      // this toxic's own mark on this flow (bandwidth: paced until then)
 };
@@ -100,7 +101,7 @@ inline const toxic_kind* find_toxic_kind(std::string_view name) { return find_ki
 std::unique_ptr<toxic> make_toxic(std::string name, const option_values& v);
 
 // Uniform in [-1, 1): a toxic's +/- spread.
-inline double spread(std::mt19937_64& rng) { return std::uniform_real_distribution<double>(0.0, 1.0)(rng) * 2 - 1; }
+inline double spread(draw_stream& rng) { return rng.unit() * 2 - 1; }
 
 // Durations as a toxic describes itself.
 std::string toxic_duration(int64_t ns);

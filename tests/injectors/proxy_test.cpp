@@ -332,11 +332,10 @@ TEST_CASE("toxics come and go on the same connections, and toxicity picks a shar
   REQUIRE(affected + spared == 40);
   // Which connections are affected is fixed by the proxy's seed (7 here): connection i draws its
   // toxicity from its own generator, seeded by draw stream "proxy.connection" index i (core/draw.h),
-  // and is affected when its first draw is below 0.5. The 40 connections are the proxy's first 40.
+  // and is affected when its first draw is at most 0.5. The 40 connections are the proxy's first 40.
   uint64_t expected = 0;
   for (uint64_t i = 0; i < 40; ++i) {
-    std::mt19937_64 rng(rig_stream_seed(7, "proxy.connection", i));
-    expected += std::uniform_real_distribution<double>(0.0, 1.0)(rng) < 0.5;
+    expected += rig_draw_unit(rig_stream_seed(7, "proxy.connection", i), 0) <= 0.5;
   }
   CHECK(affected == expected);
   // And that draw is a fair one: Binomial(40, 0.5), mean 20, sigma 3.16; 5 sigma is 4.2 to 35.8.
