@@ -226,6 +226,8 @@ run_report report_from_json(const nlohmann::json& j) {
   const auto& sc = rd.at(j, "scenario");
   r.scenario_name = rd.get<std::string>(sc, "name");
   r.scenario_file = rd.get<std::string>(sc, "file");
+  r.seed = rd.get<int64_t>(sc, "seed", 0);
+  r.sets = rd.get<std::vector<std::string>>(sc, "sets", {});
   r.description = rd.get<std::string>(sc, "description");
   r.failure = rd.get<std::string>(j, "failure");
   r.host = rd.get<nlohmann::json>(j, "host", nlohmann::json::object());
@@ -264,7 +266,9 @@ nlohmann::json to_json(const run_report& r) {
   json j = {{"report_version", report_version},
             {"rig_version", r.rig_version},
             {"status", r.status},
-            {"scenario", {{"name", r.scenario_name}, {"file", r.scenario_file}, {"description", r.description}}},
+            {"scenario",
+             {{"name", r.scenario_name}, {"file", r.scenario_file}, {"description", r.description}, {"seed", r.seed},
+              {"sets", r.sets}}},
             {"host", r.host},
             {"target", r.target},
             {"workloads", r.workloads},

@@ -95,6 +95,8 @@ struct timeseries_table {
 struct run_report {
   std::string rig_version, status = "ok";  // ok | failed | interrupted
   std::string scenario_name, scenario_file, description, run_dir, failure;
+  int64_t seed = 0;                // the scenario's seed: every random choice of the run drew from it
+  std::vector<std::string> sets;   // the --set overrides the run was given, in order
   nlohmann::json host = nlohmann::json::object();
   nlohmann::json target = nlohmann::json::object();
   nlohmann::json workloads = nlohmann::json::object();  // each workload's kind, load model and params

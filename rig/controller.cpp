@@ -81,9 +81,16 @@ run_report start_report(const run_plan& plan, const directory& run_dir) {
   rep.scenario_name = sc.name;
   rep.scenario_file = sc.file;
   rep.description = sc.description;
+  rep.seed = sc.seed;
+  rep.sets = sc.overrides;
   rep.host = host_facts();
   rep.run_dir = run_dir.path();
   std::string copy = sc.source_text;
+  if (!sc.overrides.empty()) {  // the file as written: the run is this file with these overrides
+    std::string again = "rig run scenario.toml";
+    for (const auto& o : sc.overrides) again += " --set '" + o + "'";
+    copy += "\n# This run overrode keys of the file above; to run it again as it ran:\n#   " + again + "\n";
+  }
   for (const auto& o : sc.overrides) copy += "# --set " + o + "\n";
   run_dir.write_file("scenario.toml", copy);
   return rep;

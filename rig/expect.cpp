@@ -26,7 +26,7 @@ const std::vector<std::string> error_kinds = [] {
 const std::vector<std::string> status_classes = {"1xx", "2xx", "3xx", "4xx", "5xx"};
 const std::vector<std::string> workload_metrics = {
     "latency", "service", "send_lag",   "error_latency", "rejected_latency", "all_latency",
-    "ops",     "throughput", "errors", "errors_pct",    "status",           "late_sends"};
+    "ops",     "throughput", "errors", "errors_pct",    "status",           "late_sends", "counts"};
 const std::vector<std::string> ratio_metrics = {"p50_x", "p99_x", "throughput_x"};
 // What report.json's events can be; "events.<kind>" counts them.
 const std::vector<std::string> event_kinds = {"target_exit", "oom_kill", "memory_limit", "phases_skipped",
@@ -166,6 +166,11 @@ std::optional<check_expr> parse_check(const std::string& text, const source_pos&
         if (c.path.size() != 4 || !contains(status_classes, c.path[3]))
           return fail(fmt::format("expected status.<{}>", fmt::join(status_classes, "|")) +
                       (c.path.size() == 4 ? did_you_mean(c.path[3], status_classes) : ""));
+      } else if (m == "counts") {
+        const auto& names = workload_count_names();
+        if (c.path.size() != 4 || !contains(names, c.path[3]))
+          return fail(fmt::format("expected counts.<{}>", fmt::join(names, "|")) +
+                      (c.path.size() == 4 ? did_you_mean(c.path[3], names) : ""));
       } else if (c.path.size() != 3) {
         return fail("'" + m + "' takes no further part");
       }
@@ -235,6 +240,8 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
         actual = n;
       } else if (m == "status") {
         actual = w.contains("status") ? w["status"].value(p[3], 0.0) : 0.0;
+      } else if (m == "counts") {  // a tally the workload never made in the phase is 0 of it
+        actual = w.contains("counts") ? w["counts"].value(p[3], 0.0) : 0.0;
       } else if (m == "late_sends") {
         actual = w.at("generator").at("late_sends").get<double>();
       }

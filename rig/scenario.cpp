@@ -34,7 +34,7 @@ const option_table& top_options() {
       {.name = "description", .type = opt_type::string, .default_text = "\"\"",
        .help = "what this scenario magnifies, in one line"},
       {.name = "seed", .type = opt_type::integer, .default_text = "0",
-       .help = "seed for every random choice in the run", .min = 0},
+       .help = "seed for every random choice in the run, 0 to 9223372036854775807 (report.json scenario.seed)", .min = 0},
       {.name = "tags", .type = opt_type::strings, .default_text = "[]",
        .help = "labels for `rig suite --filter TAG` (e.g. \"net\", \"release\")"},
       {.name = "require_all", .type = opt_type::boolean, .default_text = "true",

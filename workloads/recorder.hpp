@@ -78,6 +78,14 @@ const char* error_kind_name(error_kind k);
 // expected), as against a request that got no reply (timeout, reset, ...) or a rejection.
 bool is_error_reply(error_kind k);
 
+// The names a workload's own tallies (phase_stats::counts) go by, for checks on them
+// ("capped.mem.counts.helper_died == 1"): the memory workload's page faults and bytes, and a
+// helper process that died in the phase.
+inline const std::vector<std::string>& workload_count_names() {
+  static const std::vector<std::string> v = {"minor_faults", "major_faults", "bytes_allocated", "helper_died"};
+  return v;
+}
+
 // A send later than this after the op was allowed to go is the generator's own lateness, not the
 // target's, and more than 1% of ops that late says the generator limited the phase. Below it is
 // the noise of timers and scheduling on a shared 2-vCPU VM. Measured 2026-12-05, http-ramp.toml

@@ -600,6 +600,8 @@ swap = "0B"
 name = "capped"
 duration = "2s"
 inject = ["cap"]
+[expect]
+checks = ["capped.mem.counts.helper_died == 1"]  # and so no successful op is expected of it
 )";
   const auto capped = run_rig({"run", tmp.path + "/capped.toml", "--out", tmp.path}, tmp.path);
   INFO(capped.stdout_text() << capped.err);
