@@ -1,26 +1,30 @@
 #!/usr/bin/env bash
 # The test suite under the conditions that made it flake, before an issue is resolved:
-#   plain  `make test` in a fresh clone of HEAD, as CI starts (each run its own clone)
+#   plain  `make test` in a fresh clone of HEAD, as CI starts
 #   busy   the same with the other CPU kept busy the whole time (a spinning process per extra core)
 #   asan   the ASan+UBSan suite, ctest -j 2 as CI runs it (make test-asan) in a fresh clone
 #   tsan   the TSan suite likewise (make test-tsan)
+# A mode's first run clones and builds; its later runs run the suite again in that clone (a
+# flaky test flakes the same without the rebuild). --fresh: every run its own clone and build.
 # Each run prints one line: mode, run number, passed/total, failed test names, seconds; the
 # last line sums them up. Nothing is left behind: clones are removed (kept with --keep), the
 # busy loops are ended by their pids.
 #
-# Usage: scripts/stress-tests.sh [--runs N] [--keep] [MODE...]     (default: --runs 3 plain busy)
+# Usage: scripts/stress-tests.sh [--runs N] [--fresh] [--keep] [MODE...]   (default: --runs 3 plain busy)
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 runs=3
 keep=0
+fresh=0
 modes=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) [ $# -ge 2 ] || { echo "stress-tests: --runs needs a number" >&2; exit 2; }; runs=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --fresh) fresh=1; shift ;;
     plain|busy|asan|tsan) modes+=("$1"); shift ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "stress-tests: unknown argument '$1' (modes: plain, busy, asan, tsan; --runs N, --keep)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "stress-tests: unknown argument '$1' (modes: plain, busy, asan, tsan; --runs N, --fresh, --keep)" >&2; exit 2 ;;
   esac
 done
 [ ${#modes[@]} -eq 0 ] && modes=(plain busy)
@@ -62,8 +66,10 @@ total_runs=0
 summary=()
 for mode in "${modes[@]}"; do
   for i in $(seq "$runs"); do
-    clone="$work/$mode-$i"
-    git clone -q "$here" "$clone" || { echo "stress-tests: cannot clone $here" >&2; exit 4; }
+    if [ "$fresh" -eq 1 ]; then clone="$work/$mode-$i"; else clone="$work/$mode"; fi
+    if [ ! -d "$clone" ]; then
+      git clone -q "$here" "$clone" || { echo "stress-tests: cannot clone $here" >&2; exit 4; }
+    fi
     log="$work/$mode-$i.log"
     case "$mode" in
       plain|busy) target=test ;;
@@ -92,8 +98,9 @@ for mode in "${modes[@]}"; do
       mkdir -p "$here/build/stress-logs"
       cp "$log" "$here/build/stress-logs/" 2>/dev/null && echo "  log: build/stress-logs/$(basename "$log")"
     fi
-    [ "$keep" -eq 1 ] || rm -rf "$clone"
+    [ "$keep" -eq 1 ] || [ "$fresh" -eq 0 ] || rm -rf "$clone"
   done
+  [ "$keep" -eq 1 ] || rm -rf "$work/$mode"
 done
 echo "stress-tests: $total_ok of $total_runs runs passed"
 [ "$total_ok" -eq "$total_runs" ]
