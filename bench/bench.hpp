@@ -64,11 +64,10 @@ phase_stats one_phase(const option_table& table, const std::string& toml, worklo
   w.start(env);
   std::this_thread::sleep_for(std::chrono::milliseconds(warmup_ms));
   const int64_t t0 = mono_ns();
-  clock.phase_start_ns = t0;
-  clock.phase = 0;
+  clock.begin_phase(0, t0);
   if (hooks.during) hooks.during();
   std::this_thread::sleep_until(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(t0 + ms * ns_per_ms)));
-  clock.phase = -1;
+  clock.end_phase(mono_ns());
   if (hooks.before_stop) hooks.before_stop();
   w.stop();
   return all_phases(w).at(0);

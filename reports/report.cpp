@@ -145,6 +145,9 @@ phase_result read_phase(const nlohmann::json& j, const std::vector<std::string>&
     workload_phase_result w;
     w.name = name;
     w.ops = rd.get<uint64_t>(x, "ops");
+    w.due = rd.get<uint64_t>(x, "due", 0);
+    w.not_sent = rd.get<uint64_t>(x, "not_sent", 0);
+    w.unfinished = rd.get<uint64_t>(x, "unfinished", 0);
     w.errors = rd.get<std::map<std::string, uint64_t>>(x, "errors");
     w.throughput_ops_s = rd.figure(x, "throughput_ops_s", rd.strict ? 0 : NAN);
     w.latency = latency_from_json(rd.at(x, "latency_us"), rd);
@@ -181,6 +184,9 @@ nlohmann::json to_json(const phase_result& p) {
   json wl = json::object();
   for (const auto& w : p.workloads) {
     wl[w.name] = {{"ops", w.ops},
+                  {"due", w.due},
+                  {"not_sent", w.not_sent},
+                  {"unfinished", w.unfinished},
                   {"errors", w.errors},
                   {"throughput_ops_s", w.throughput_ops_s},
                   {"latency_us", to_json(w.latency)},

@@ -33,6 +33,9 @@ inline double errors_pct_of(uint64_t errors, uint64_t replies) {
 struct workload_phase_result {
   std::string name;
   uint64_t ops = 0;
+  // Requests due in the phase (intended send time in it), whenever they ended; of them, at the
+  // run's end, never sent and sent without an answer. 0 in a report older than them.
+  uint64_t due = 0, not_sent = 0, unfinished = 0;
   std::map<std::string, uint64_t> errors;  // every kind, zeros included
   double throughput_ops_s = 0;
   latency_summary latency, service, send_lag;  // latency and service: successful replies only

@@ -31,6 +31,9 @@ json workload() {
   const json hdr = {{"type", "string"}, {"pattern", "^HISTFAAA[A-Za-z0-9+/]*={0,2}$"}};
   json props = {
       {"ops", {{"type", "integer"}, {"minimum", 0}}},
+      {"due", {{"type", "integer"}, {"minimum", 0}}},
+      {"not_sent", {{"type", "integer"}, {"minimum", 0}}},
+      {"unfinished", {{"type", "integer"}, {"minimum", 0}}},
       {"errors", {{"type", "object"}, {"additionalProperties", {{"type", "integer"}, {"minimum", 0}}}}},
       {"throughput_ops_s", {{"type", "number"}, {"minimum", 0}}},
       {"errors_pct", figure()},
@@ -47,7 +50,7 @@ json workload() {
                                 {"service", hdr},
                                 {"send_lag", hdr}},
                                {"encoding", "unit", "latency"})}};
-  json required = {"ops", "errors", "throughput_ops_s", "errors_pct", "generator"};
+  json required = {"ops", "due", "not_sent", "unfinished", "errors", "throughput_ops_s", "errors_pct", "generator"};
   for (const char* k : {"latency_us", "service_us", "send_lag_us", "error_latency_us", "rejected_latency_us",
                         "all_latency_us"}) {
     props[k] = ref("latency");

@@ -169,7 +169,9 @@ int run_scenario(const scenario& given, const run_options& opts) {
       wiring.emplace(plan, opts, rec, rep, [&] { return loop.t_s(mono_ns()); });
       smp = wiring->sampler_handle();
       loop.run(*wiring);
+      clock.end_run();  // from here the wiring is taken down: its errors are not the target's
     } catch (const std::exception& e) {
+      clock.end_run();
       loop.close_phase(false, smp.get());
       if (wiring) loop.revert_applied(*wiring);
       rep.status = "failed";
@@ -194,7 +196,7 @@ int run_scenario(const scenario& given, const run_options& opts) {
   // The last second too.
   loop.write_timeseries(run_start + (run_end - run_start + ns_per_s - 1) / ns_per_s * ns_per_s, false, smp.get());
 
-  no_reply_warnings(rep);
+  phase_warnings(rep);
   judge(rep, sc, loop.target_death());
   // What rig could not undo on the host is rig's failure, whatever the figures say (exit 4).
   if (!loop.revert_failures().empty() && rep.status != "interrupted") {

@@ -197,8 +197,12 @@ workload_phase_result summarize(const std::string& name, const phase_stats& s, d
   workload_phase_result r;
   r.name = name;
   r.ops = s.ops;
+  r.due = s.due;
+  r.not_sent = s.not_sent;
+  r.unfinished = s.unfinished;
   for (size_t k = 0; k < error_kind_count; ++k) r.errors[error_kind_name(error_kind(k))] = s.errors[k];
-  r.throughput_ops_s = seconds > 0 ? double(s.ops) / seconds : 0;
+  // The rate the target delivered while the phase ran (ops: the phase's own requests answered, whenever).
+  r.throughput_ops_s = seconds > 0 ? double(s.replies_in_phase) / seconds : 0;
   r.latency = latency_summary::of(s.latency);
   r.service = latency_summary::of(s.service);
   r.send_lag = latency_summary::of(s.send_lag);

@@ -22,8 +22,8 @@ phase_loop::phase_loop(run_plan& plan, run_report& rep, phase_store& store, time
 
 void phase_loop::close_phase(bool completed, sampler* smp) {
   if (!store_.is_open()) return;
-  rec_.clock.phase.store(-1);
   int64_t p1 = mono_ns();
+  rec_.clock.end_phase(p1);  // a request due from here is due in no phase
   if (smp) p1 = smp->sample_now().t_ns;  // the closing sample belongs to the phase
   auto& pr = store_.current();
   pr.end_s = t_s(p1);
@@ -76,8 +76,7 @@ void phase_loop::begin_phase(size_t pi, run_wiring& wiring) {
   }
   const int64_t p0 = mono_ns();
   wiring.samples().sample_now();
-  rec_.clock.phase_start_ns.store(p0);
-  rec_.clock.phase.store(int(pi), std::memory_order_release);
+  rec_.clock.begin_phase(int(pi), p0);
   pr.start_s = t_s(p0);
   pr.start_wall = wall_s();
   con_.chatty << fmt::format("▶ {} ({:.1f}s){}\n", ph.name, double(ph.duration_ns) / 1e9,

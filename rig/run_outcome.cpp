@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
 
 #include "core/units.hpp"
@@ -36,11 +37,31 @@ bool errors_expected(const scenario& sc, const std::string& phase, const std::st
 
 }  // namespace
 
-void no_reply_warnings(run_report& rep) {
-  for (size_t p = 1; p < rep.phases.size(); ++p)
-    for (const auto& w : rep.phases[p].workloads)
-      if (w.ops == 0)
-        rep.warnings.push_back(fmt::format("phase {}: workload {} got {}", rep.phases[p].name, w.name, no_reply_text(w)));
+void phase_warnings(run_report& rep) {
+  for (size_t p = 0; p < rep.phases.size(); ++p) {
+    const auto& ph = rep.phases[p];
+    for (const auto& w : ph.workloads) {
+      if (p > 0 && w.ops == 0)
+        rep.warnings.push_back(fmt::format("phase {}: workload {} got {}", ph.name, w.name, no_reply_text(w)));
+      // An open loop whose connections (one request in flight each) cannot carry what was due:
+      // the requests queue in rig, and the latency is rig's queue as much as the target's.
+      const auto& d = rep.workloads.contains(w.name) ? rep.workloads[w.name] : nlohmann::json();
+      const double seconds = ph.end_s - ph.start_s;
+      if (!d.is_object() || d.value("load_model", nlohmann::json::object()).value("loop", "") != "open" ||
+          !d.value("params", nlohmann::json::object()).contains("connections") || w.service.count == 0 ||
+          w.due == 0 || !(seconds > 0) || !(w.service.mean > 0))
+        continue;
+      const double conns = d["params"]["connections"].get<double>(), offered = double(w.due) / seconds,
+                   carry = conns * 1e6 / w.service.mean;
+      if (offered <= 0.9 * carry) continue;
+      rep.warnings.push_back(fmt::format(
+          "phase {}: workload {}'s {} connection{} carry at most {}/s at its mean service time {} (one request in "
+          "flight each), below the {}/s due: requests waited in rig (send lag p50 {}); {} connections would carry it",
+          ph.name, w.name, conns, conns == 1 ? "" : "s", format_count(carry), format_duration_us(w.service.mean),
+          format_count(offered), w.send_lag.count ? format_duration_us(w.send_lag.p50) : "-",
+          format_count(std::ceil(offered * w.service.mean / 1e6 / 0.7))));
+    }
+  }
 }
 
 void judge(run_report& rep, const scenario& sc, const std::string& target_death) {

@@ -14,9 +14,10 @@ namespace rig {
 // (exit 1), unless the scenario's checks expect its death (events.target_exit,
 // events.oom_kill). An injection that was not verified fails the run (exit 1) unless its
 // injector says it may go unverified.
-// A phase after the first in which a workload got no successful reply: a warning in the report
-// (the first phase's is a failed check, judge()).
-void no_reply_warnings(run_report& rep);
+// Warnings in the report: a phase after the first in which a workload got no successful reply
+// (the first phase's is a failed check, judge()); an open loop whose connections could not carry
+// the requests due (with the connections that would).
+void phase_warnings(run_report& rep);
 
 // A workload with no successful reply in the first phase (every magnification's divisor) fails
 // the implicit check "W answers in the PHASE phase", unless a check on that workload's errors

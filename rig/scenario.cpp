@@ -392,6 +392,12 @@ struct loader {
       diags.add(pos_of(file, n->source()), "'phases' must be [[phases]] tables");
       return;
     }
+    if (arr->size() > size_t(max_phases)) {
+      diags.add(pos_of(file, n->source()),
+                fmt::format("{} phases: a scenario has at most {} (the run clock keeps each one's window)",
+                            arr->size(), max_phases));
+      return;
+    }
     const std::vector<std::string> injector_names = declared(doc, "injectors");
     std::set<std::string> seen;
     size_t index = 0;

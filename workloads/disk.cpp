@@ -215,7 +215,7 @@ void disk_workload::run(worker_threads::worker& w) {
     slot& s = slots[size_t(id)];
     s.busy = false;
     --inflight;
-    if (res != int(block_)) rec.error(s.write ? error_kind::write : error_kind::read, done);
+    if (res != int(block_)) rec.error(s.write ? error_kind::write : error_kind::read, done, 0, s.intended);
     else rec.record(s.intended, s.sent, done, generator_lag_ns(s.intended, s.free_ns, s.sent));
     s.free_ns = done;
     if (s.write && fsync_every_ && ++writes_since_fsync >= fsync_every_) {
@@ -273,6 +273,10 @@ void disk_workload::run(worker_threads::worker& w) {
     }
     now = mono_ns();
     if (now - last_tick >= ns_per_ms) {
+      int64_t hold = plan ? next_intended : INT64_MAX;  // the slots in flight and the schedule's next
+      for (const auto& s : slots)
+        if (s.busy) hold = std::min(hold, s.intended);
+      rec.hold_from(hold);
       rec.tick(now);
       last_tick = now;
     }
@@ -283,6 +287,7 @@ void disk_workload::run(worker_threads::worker& w) {
     if (io_uring_wait_cqe(&f.ring, &cqe) != 0) break;
     reap(cqe);
   }
+  if (plan) not_taken_at_end(rec, *plan, next_intended);
 }
 
 nlohmann::json disk_workload::describe() const {

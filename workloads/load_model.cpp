@@ -124,6 +124,11 @@ int64_t pacer::next() {
   return at;
 }
 
+void count_never_taken(thread_recorder& rec, pacer& plan, const run_clock& clock) {
+  const int64_t end = clock.last_end();
+  for (int n = 0; n < 10'000'000 && plan.peek() < end; ++n) rec.not_done(plan.next(), false);
+}
+
 std::string generator_limited_warning(const phase_stats& s) {
   if (s.ops == 0) return "";
   const double share = double(s.late_sends) / double(s.ops);

@@ -57,6 +57,7 @@ class pacer {
   pacer(const load_model& m, const run_clock& clock, int streams, int index, uint64_t seed);
   void start(int64_t t0_ns);
   int64_t next();  // the next intended send time; advances
+  int64_t peek() const { return next_ns_; }  // the same without advancing
 
  private:
   double stream_rate(int64_t t_ns) const;
@@ -69,6 +70,16 @@ class pacer {
   uint64_t stream_, draws_ = 0;
   int64_t next_ns_ = 0;
 };
+
+// At the run's end: the schedule's requests due before the last phase ended that were never
+// taken (the connection or thread was held up), each not_sent in the phase it was due in. At
+// most 10 million a schedule (a schedule that far behind is said by its count either way).
+void count_never_taken(thread_recorder& rec, pacer& plan, const run_clock& clock);
+// The same after the one already taken from the schedule (`taken`: its intended time) was not done either.
+inline void not_taken_at_end(thread_recorder& rec, pacer& plan, int64_t taken) {
+  if (taken < rec.clock().last_end()) rec.not_done(taken, false);
+  count_never_taken(rec, plan, rec.clock());
+}
 
 // "generator lag > 1 ms for 3.2% of requests ...": empty when the phase is not generator limited.
 std::string generator_limited_warning(const phase_stats& s);

@@ -40,6 +40,10 @@ void phase_stats::merge(const phase_stats& o) {
   rejected_latency.merge(o.rejected_latency);
   all_latency.merge(o.all_latency);
   ops += o.ops;
+  due += o.due;
+  replies_in_phase += o.replies_in_phase;
+  not_sent += o.not_sent;
+  unfinished += o.unfinished;
   late_sends += o.late_sends;
   for (size_t i = 0; i < errors.size(); ++i) errors[i] += o.errors[i];
   for (size_t i = 0; i < status_classes.size(); ++i) status_classes[i] += o.status_classes[i];
@@ -127,16 +131,59 @@ std::vector<window_row> window_sink::latest() const {
   return out;
 }
 
+void run_clock::begin_phase(int p, int64_t t_ns) {
+  if (p >= 0 && p < max_phases) {
+    cell_.begin_ns[p].store(t_ns, std::memory_order_relaxed);
+    cell_.end_ns[p].store(0, std::memory_order_relaxed);
+    cell_.started.store(p + 1, std::memory_order_release);
+  }
+  phase_start_ns.store(t_ns, std::memory_order_relaxed);
+  phase.store(p, std::memory_order_release);
+}
+
+void run_clock::end_phase(int64_t t_ns) {
+  const int p = phase.load(std::memory_order_relaxed);
+  if (p >= 0 && p < max_phases) cell_.end_ns[p].store(t_ns, std::memory_order_release);
+  phase.store(-1, std::memory_order_release);
+}
+
+int run_clock::phase_at(int64_t t_ns) const {
+  const int started = cell_.started.load(std::memory_order_acquire);
+  if (started == 0) return phase.load(std::memory_order_acquire);  // no windows kept (a bare clock): the running one
+  // The latest phases first: a request is nearly always due in the running phase or the one before.
+  for (int p = started - 1; p >= 0; --p) {
+    const int64_t b = cell_.begin_ns[p].load(std::memory_order_relaxed);
+    if (t_ns < b) continue;
+    const int64_t e = cell_.end_ns[p].load(std::memory_order_acquire);
+    return e == 0 || t_ns < e ? p : -1;  // past its end and before the next began: between phases
+  }
+  return -1;
+}
+
 thread_recorder::thread_recorder(const run_clock& clock, window_sink& sink, std::string workload)
     : clock_(clock), sink_(sink), workload_(std::move(workload)) {}
 
 phase_stats* thread_recorder::current_phase() {
   const int p = clock_.phase.load(std::memory_order_relaxed);
   notice_phase(p);
+  return phase_slot(p);
+}
+
+phase_stats* thread_recorder::phase_slot(int p) {
   if (p < 0) return nullptr;
   if (size_t(p) >= phases_.size()) phases_.resize(size_t(p) + 1);
   if (!phases_[size_t(p)]) [[unlikely]] phases_[size_t(p)] = std::make_unique<phase_stats>();
   return phases_[size_t(p)].get();
+}
+
+// A request's figures go to the phase it was due in (its intended send time), however late it ended.
+phase_stats* thread_recorder::due_phase(int64_t intended_ns) {
+  notice_phase(clock_.phase.load(std::memory_order_relaxed));
+  const int p = clock_.phase_at(intended_ns);
+  if (p >= 0 && p < past_below_.load(std::memory_order_relaxed)) [[unlikely]] {
+    ++late_for_phase_;  // the workload said nothing was open there: its hold was wrong. Not lost: said.
+  }
+  return phase_slot(p);
 }
 
 void thread_recorder::roll(int64_t now_ns) {
@@ -158,11 +205,13 @@ void thread_recorder::record(int64_t intended_ns, int64_t sent_ns, int64_t done_
   roll(done_ns);
   ++window_->ops;
   window_->latency.record(done_ns - intended_ns);
-  phase_stats* p = current_phase();
+  if (phase_stats* now = current_phase()) ++now->replies_in_phase;
+  phase_stats* p = due_phase(intended_ns);
   if (!p) {
     ++between_phases_;
     return;
   }
+  ++p->due;
   ++p->ops;
   count_status(*p, status);
   p->latency.record(done_ns - intended_ns);
@@ -178,17 +227,33 @@ bool is_error_reply(error_kind k) {
 }
 
 void thread_recorder::error(error_kind k, int64_t now_ns, int status, int64_t intended_ns) {
+  // After the last phase rig stops the proxy and the target: a connection that fails then was
+  // failed by that, not by the target. The request is unfinished (sent, no answer in the run).
+  if (intended_ns >= 0 && !is_error_reply(k) && k != error_kind::rejected && clock_.run_over()) {
+    not_done(intended_ns, true);
+    return;
+  }
   roll(now_ns);
   ++window_->errors;
-  if (phase_stats* p = current_phase()) {
+  if (phase_stats* p = intended_ns >= 0 ? due_phase(intended_ns) : current_phase()) {
     ++p->errors[size_t(k)];
     count_status(*p, status);
     if (intended_ns >= 0) {
+      ++p->due;
       const int64_t took = now_ns - intended_ns;
       p->all_latency.record(took);
       if (k == error_kind::rejected) p->rejected_latency.record(took);
       else if (is_error_reply(k)) p->error_latency.record(took);
     }
+  }
+}
+
+void thread_recorder::not_done(int64_t intended_ns, bool sent) {
+  if (phase_stats* p = due_phase(intended_ns)) {
+    ++p->due;
+    ++(sent ? p->unfinished : p->not_sent);
+  } else {
+    ++between_phases_;
   }
 }
 
@@ -198,12 +263,26 @@ void thread_recorder::count(const char* what, uint64_t n) {
 
 void thread_recorder::hand_in_left_phase(int now_phase) {
   const int left = std::exchange(seen_phase_, now_phase);
+  // Phases only go forward: past the one left, and past all before the one now running.
+  if (left + 1 > clock_past_) clock_past_ = left + 1;
+  if (now_phase > clock_past_) clock_past_ = now_phase;
+  hand_in_past();
+}
+
+// The phases this thread is past: the clock has left them and no request due in them is still
+// open (the workload's hold is after their end). Their figures are handed in; stored after the
+// hand-in, so whoever reads past_below() finds those phases' pieces to take.
+void thread_recorder::hand_in_past() {
+  int past = past_below_.load(std::memory_order_relaxed);
+  while (past < clock_past_) {
+    const int64_t end = clock_.end_of(past);
+    // A phase whose end the clock did not keep (a bare clock, or past max_phases): the clock's word.
+    if (end != 0 && hold_ns_ < end) break;
+    ++past;
+  }
   std::lock_guard lk(handed_mu_);
-  if (left >= 0 && size_t(left) < phases_.size() && phases_[size_t(left)])
-    handed_.emplace_back(left, std::move(phases_[size_t(left)]));
-  // Phases only go forward: past the one left, and past all before the one now running. Stored
-  // after the hand-in, so whoever reads it finds those phases' pieces to take.
-  const int past = now_phase >= 0 ? now_phase : left + 1;
+  for (int q = 0; q < past && size_t(q) < phases_.size(); ++q)
+    if (phases_[size_t(q)]) handed_.emplace_back(q, std::move(phases_[size_t(q)]));
   if (past > past_below_.load(std::memory_order_relaxed)) past_below_.store(past, std::memory_order_release);
 }
 
@@ -214,6 +293,7 @@ std::vector<std::pair<int, std::unique_ptr<phase_stats>>> thread_recorder::take_
 
 void thread_recorder::tick(int64_t now_ns) {
   notice_phase(clock_.phase.load(std::memory_order_relaxed));
+  hand_in_past();
   if (window_ && (now_ns - clock_.start_ns) / ns_per_s != window_->index) sink_.submit(workload_, std::move(window_));
 }
 
@@ -299,7 +379,7 @@ nlohmann::json phase_stats::to_wire() const {
   return {{"latency", latency.to_wire()}, {"service", service.to_wire()}, {"send_lag", send_lag.to_wire()},
           {"error_latency", error_latency.to_wire()}, {"rejected_latency", rejected_latency.to_wire()},
           {"all_latency", all_latency.to_wire()},
-          {"ops", ops},  {"late_sends", late_sends}, {"errors", errors}, {"status_classes", status_classes},
+          {"ops", ops},  {"due", due}, {"replies_in_phase", replies_in_phase}, {"not_sent", not_sent}, {"unfinished", unfinished}, {"late_sends", late_sends}, {"errors", errors}, {"status_classes", status_classes},
           {"counts", counts}};
 }
 
@@ -312,6 +392,10 @@ phase_stats phase_stats::from_wire(const nlohmann::json& j) {
   s.rejected_latency = histogram::from_wire(j.at("rejected_latency"));
   s.all_latency = histogram::from_wire(j.at("all_latency"));
   s.ops = j.at("ops").get<uint64_t>();
+  s.due = j.at("due").get<uint64_t>();
+  s.replies_in_phase = j.at("replies_in_phase").get<uint64_t>();
+  s.not_sent = j.at("not_sent").get<uint64_t>();
+  s.unfinished = j.at("unfinished").get<uint64_t>();
   s.late_sends = j.at("late_sends").get<uint64_t>();
   s.errors = j.at("errors").get<decltype(s.errors)>();
   s.status_classes = j.at("status_classes").get<decltype(s.status_classes)>();

@@ -15,11 +15,20 @@
 
 namespace rig {
 
+// The most phases a scenario may have: each phase's start and end are kept in the run clock so
+// a request is counted in the phase it was due in, however late it ends.
+constexpr int max_phases = 1000;
+
 // The part of the run clock that changes during the run. It may live in memory shared with a
 // helper process (a workload run inside the target's cgroup), so its atomics must be lock-free.
 struct clock_cell {
   std::atomic<int> phase{-1};
   std::atomic<int64_t> phase_start_ns{0};
+  std::atomic<int> started{0};  // phases begun so far
+  std::atomic<bool> over{false};  // the last phase is over: what happens now is rig's teardown
+  // Each begun phase's window [begin, end) on the monotonic clock; end 0 while it runs.
+  std::atomic<int64_t> begin_ns[max_phases]{};
+  std::atomic<int64_t> end_ns[max_phases]{};
 };
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<int64_t>::is_always_lock_free);
 
@@ -27,7 +36,7 @@ static_assert(std::atomic<int>::is_always_lock_free && std::atomic<int64_t>::is_
 // samples then are counted apart, not in any phase.
 struct run_clock {
   run_clock() : run_clock(own_) {}
-  explicit run_clock(clock_cell& cell) : phase(cell.phase), phase_start_ns(cell.phase_start_ns) {}
+  explicit run_clock(clock_cell& cell) : phase(cell.phase), phase_start_ns(cell.phase_start_ns), cell_(cell) {}
   run_clock(const run_clock&) = delete;
   run_clock& operator=(const run_clock&) = delete;
 
@@ -47,6 +56,26 @@ struct run_clock {
     const int64_t in = t_ns - phase_start_ns.load(std::memory_order_relaxed);
     return {in > 0 ? in : 0, len};
   }
+  // The rig's side: phase p runs from now (t_ns), and p ended at t_ns.
+  void begin_phase(int p, int64_t t_ns);
+  void end_phase(int64_t t_ns);
+  // The run's phases are over; the workloads, proxy and target are being stopped.
+  void end_run() { cell_.over.store(true, std::memory_order_release); }
+  bool run_over() const { return cell_.over.load(std::memory_order_acquire); }
+  // The phase whose window holds t_ns (-1: none, between phases or before the first).
+  int phase_at(int64_t t_ns) const;
+  // When the latest phase begun ended (0: it runs, or none began).
+  int64_t last_end() const {
+    const int n = cell_.started.load(std::memory_order_acquire);
+    return n > 0 ? end_of(n - 1) : 0;
+  }
+  // When phase p ended (0: it has not, or never began).
+  int64_t end_of(int p) const {
+    return p >= 0 && p < max_phases ? cell_.end_ns[p].load(std::memory_order_acquire) : 0;
+  }
+
+ private:
+  clock_cell& cell_;
 };
 
 // A clock_cell in a memfd: the controller's run clock uses it, and a helper process maps the
@@ -102,13 +131,21 @@ struct phase_stats {
   // their end (a timeout at the timeout, a reset when it came).
   histogram error_latency, rejected_latency, all_latency;
   uint64_t ops = 0;
+  // Requests due in the phase (intended send time in it): each has one outcome, a reply (ops),
+  // an error, or at the run's end not_sent (never sent) or unfinished (sent, no reply yet).
+  uint64_t due = 0, not_sent = 0, unfinished = 0;
+  // Successful replies that arrived while the phase ran, whichever phase they were due in: the
+  // rate the target delivered (throughput), as against ops, the phase's own requests answered.
+  uint64_t replies_in_phase = 0;
   uint64_t late_sends = 0;  // sent > generator_late_ns after the op was allowed to go
   std::array<uint64_t, error_kind_count> errors{};
   std::array<uint64_t, 6> status_classes{};  // replies by status class (HTTP): [2] counts 2xx
   std::map<std::string, uint64_t> counts;      // a workload's own tallies (memory: page faults), summed
   void merge(const phase_stats& o);
   uint64_t error_total() const;
-  bool empty() const { return ops == 0 && error_total() == 0 && counts.empty(); }  // nothing recorded
+  bool empty() const {  // nothing recorded
+    return ops == 0 && due == 0 && replies_in_phase == 0 && error_total() == 0 && counts.empty();
+  }
   // Lossless, for a helper process handing its figures to the rig.
   nlohmann::json to_wire() const;
   static phase_stats from_wire(const nlohmann::json& j);
@@ -163,12 +200,22 @@ class thread_recorder {
   // intended_ns: when the request was meant to go (-1: none was sent, e.g. a failed connect), so
   // the failure's latency is recorded by its outcome.
   void error(error_kind k, int64_t now_ns, int status = 0, int64_t intended_ns = -1);
+  // At the run's end, a request due at intended_ns that never got an outcome: sent (unfinished) or not.
+  void not_done(int64_t intended_ns, bool sent);
   void count(const char* what, uint64_t n);  // adds to the running phase's counts[what]
+  // The earliest intended send time of a request this thread has not finished (taken from the
+  // schedule, or sent and waiting), INT64_MAX when none: the phases ending after it stay open
+  // (their figures not handed in) until it ends. Set before tick() by a workload that keeps
+  // requests open across ticks; without it a phase is handed in when the clock leaves it.
+  void hold_from(int64_t intended_ns) { hold_ns_ = intended_ns; }
+  // Requests recorded in a phase after the workload's hold let it go (should be 0).
+  uint64_t late_for_phase() const { return late_for_phase_; }
   void tick(int64_t now_ns);  // hands in the current window once its second is over, and a phase left
   void flush();
   // The phases not handed in (the running one; after the thread stops, whatever it never left).
   const std::vector<std::unique_ptr<phase_stats>>& phases() const { return phases_; }
   uint64_t between_phases() const { return between_phases_; }
+  const run_clock& clock() const { return clock_; }
 
   // Once the thread sees the clock leave a phase (on its next sample or tick: workload threads
   // tick at least every 10 ms), it moves that phase's figures out of phases() to be taken, from
@@ -181,6 +228,9 @@ class thread_recorder {
 
  private:
   phase_stats* current_phase();
+  phase_stats* phase_slot(int p);
+  phase_stats* due_phase(int64_t intended_ns);
+  void hand_in_past();
   void roll(int64_t now_ns);
   // The running phase is now `p`; the one the thread was in is handed in.
   void notice_phase(int p) {
@@ -194,6 +244,9 @@ class thread_recorder {
   std::vector<std::unique_ptr<phase_stats>> phases_;
   std::unique_ptr<window_sink::window> window_;
   uint64_t between_phases_ = 0;
+  uint64_t late_for_phase_ = 0;
+  int64_t hold_ns_ = INT64_MAX;
+  int clock_past_ = 0;  // the phases below it the clock has left
   int seen_phase_ = -1;
   std::atomic<int> past_below_{0};
   std::mutex handed_mu_;

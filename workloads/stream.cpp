@@ -71,6 +71,7 @@ stream_workload::stream_workload(const option_values& v)
 stream_workload::~stream_workload() { stop(); }
 
 void stream_workload::start(const workload_env& env) {
+  clock_ = env.clock;
   for (int t = 0; t < threads_; ++t) {
     auto w = std::make_unique<worker>();
     w->rec = std::make_unique<thread_recorder>(*env.clock, *env.windows, env.name);
@@ -109,6 +110,12 @@ void stream_workload::stop() noexcept {
   for (auto& w : workers_) w->ioc.stop();
   for (auto& w : workers_) {
     if (w->th.joinable()) w->th.join();
+    // What was due in a phase and got no outcome: the request each connection was on, and the
+    // schedule's requests due before the run's phases ended that it never took.
+    for (auto& c : w->conns) {
+      if (c->due_ns != INT64_MAX) w->rec->not_done(c->due_ns, c->sent);
+      if (c->plan) count_never_taken(*w->rec, *c->plan, *clock_);
+    }
     w->rec->flush();
   }
 }
@@ -120,12 +127,16 @@ awaitable<void> stream_workload::sweep(worker& w) {
     boost::system::error_code ec;
     co_await t.async_wait(asio::redirect_error(use_awaitable, ec));
     const int64_t now = mono_ns();
-    for (auto& c : w.conns)
+    int64_t hold = INT64_MAX;
+    for (auto& c : w.conns) {
       if (c->deadline_ns && now > c->deadline_ns) {
         c->deadline_ns = 0;
         c->timed_out = true;
         c->sock.close(ec);  // the pending operation completes with operation_aborted
       }
+      hold = std::min(hold, c->hold_ns());
+    }
+    w.rec->hold_from(hold);
     w.rec->tick(now);
   }
 }
@@ -175,6 +186,8 @@ awaitable<void> stream_workload::request_loop(worker& w, conn& c) {
     int64_t intended = 0;
     if (c.plan) {
       intended = c.plan->next();
+      c.due_ns = intended;
+      c.sent = false;
       // Spinning: a timer wakes the connection shortly before its send, then it yields to the
       // loop's other work until the moment comes (no timer interrupt or wake-up on the path).
       const int64_t lead = spin_ ? spin_lead_ns : 0;
@@ -189,12 +202,15 @@ awaitable<void> stream_workload::request_loop(worker& w, conn& c) {
     }
     const int64_t sent = mono_ns();
     if (!c.plan) intended = sent;  // closed loop: no schedule to lag behind
+    c.due_ns = intended;
+    c.sent = true;
     c.deadline_ns = sent + timeout_ns_;
     const reply r = co_await exchange(c);
     c.deadline_ns = 0;
     const int64_t done = mono_ns();
     const int64_t lag = generator_lag_ns(intended, c.free_ns, sent);
     c.free_ns = done;
+    c.due_ns = INT64_MAX;  // the outcome is recorded below, before anything else runs on this loop
     if (r.ec) {
       rec.error(classify(r.ec, c.timed_out, c.pair, r.io_error), done, 0, intended);
       co_return;

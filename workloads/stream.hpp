@@ -41,6 +41,12 @@ class stream_workload : public workload {
     bool pair = false;  // connected through a socket pair (to rig's proxy), not TCP
     std::optional<pacer> plan;  // open loop: this connection's share of the rate
     int64_t free_ns = 0;        // when the connection was last free to send (connected, reply in)
+    // The request this connection is on (taken from the schedule, or sent): its intended send
+    // time, INT64_MAX when none; `sent` once it went. Its phase stays open until it ends.
+    int64_t due_ns = INT64_MAX;
+    bool sent = false;
+    // The earliest request of this connection not finished: the one it is on, else the schedule's next.
+    int64_t hold_ns() const { return due_ns != INT64_MAX ? due_ns : plan ? plan->peek() : INT64_MAX; }
   };
   // How one exchange ended. ec: an I/O error (classified by `io_error` for the direction that
   // failed); failure: the reply came but says the request failed; reconnect: the connection
@@ -58,6 +64,7 @@ class stream_workload : public workload {
 
   const option_values opts_;
   const load_model load_;
+  const run_clock* clock_ = nullptr;
 
  private:
   struct worker;

@@ -62,6 +62,7 @@ void run_paced(thread_recorder& rec, pacer* plan, const std::atomic<bool>& stopp
     if (plan) {
       if (next > intended) {
         std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<int64_t>(next - intended, 10 * ns_per_ms)));
+        rec.hold_from(next);
         rec.tick(mono_ns());
         continue;
       }
@@ -69,13 +70,17 @@ void run_paced(thread_recorder& rec, pacer* plan, const std::atomic<bool>& stopp
       next = plan->next();
     }
     const int64_t started = mono_ns();
+    if (!plan) intended = started;
+    rec.hold_from(intended);  // the op may tick while it runs (memory's allocations)
     const std::optional<error_kind> failed = op();
     const int64_t done = mono_ns();
-    if (failed) rec.error(*failed, done);
-    else rec.record(plan ? intended : started, started, done, plan ? generator_lag_ns(intended, free, started) : 0);
+    if (failed) rec.error(*failed, done, 0, intended);
+    else rec.record(intended, started, done, plan ? generator_lag_ns(intended, free, started) : 0);
     free = done;
+    rec.hold_from(plan ? next : INT64_MAX);
     rec.tick(done);
   }
+  if (plan) not_taken_at_end(rec, *plan, next);
 }
 
 class threaded_workload : public workload {

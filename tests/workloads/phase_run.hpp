@@ -43,10 +43,9 @@ struct phase_run {
   // Runs phase 0 for `ms`, stops the workload and returns the phase's figures.
   phase_stats phase(int64_t ms) {
     clock.phase_ns = {ms * 1'000'000};
-    clock.phase_start_ns = mono_ns();
-    clock.phase = 0;
+    clock.begin_phase(0, mono_ns());
     std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-    clock.phase = -1;
+    clock.end_phase(mono_ns());
     window_ns = mono_ns() - clock.phase_start_ns;
     w->stop();
     auto r = all_phases(*w);
