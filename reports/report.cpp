@@ -106,19 +106,31 @@ struct json_reader {
     const auto& v = at(j, k);
     return v.is_null() ? otherwise : v.get<T>();
   }
-  double figure(const nlohmann::json& j, const char* k, double none = NAN) const {  // null: no figure
+  // null (or absent, when tolerant): no figure. Anything but a number or null is refused: a
+  // string or a negative count read as 0 would pass a gate it should fail.
+  double figure(const nlohmann::json& j, const char* k, double none = NAN, bool non_negative = false) const {
     const auto& v = at(j, k);
-    return v.is_number() ? v.get<double>() : none;
+    if (v.is_null()) return none;
+    if (!v.is_number()) throw std::runtime_error(fmt::format("'{}' is {}, not a number or null", k, v.type_name()));
+    const double x = v.get<double>();
+    if (non_negative && !(x >= 0)) throw std::runtime_error(fmt::format("'{}' is {}: it cannot be negative", k, x));
+    return x;
   }
 };
 
+// A latency group: with samples, every figure a number of microseconds, never negative; without
+// (count 0), no figure.
 latency_summary latency_from_json(const nlohmann::json& j, const json_reader& rd) {
   latency_summary s;
   s.count = rd.get<uint64_t>(j, "count");
   for (auto [k, f] : {std::pair{"min", &latency_summary::min}, {"mean", &latency_summary::mean},
                       {"p50", &latency_summary::p50}, {"p90", &latency_summary::p90}, {"p99", &latency_summary::p99},
-                      {"p999", &latency_summary::p999}, {"max", &latency_summary::max}})
-    s.*f = rd.figure(j, k, 0.0);
+                      {"p999", &latency_summary::p999}, {"max", &latency_summary::max}}) {
+    const double v = rd.figure(j, k, NAN, true);
+    if (s.count > 0 && std::isnan(v) && (rd.strict || (j.is_object() && j.contains(k))))
+      throw std::runtime_error(fmt::format("'{}' is null beside {} samples", k, s.count));
+    s.*f = s.count > 0 && !std::isnan(v) ? v : 0.0;
+  }
   return s;
 }
 
@@ -149,14 +161,14 @@ phase_result read_phase(const nlohmann::json& j, const std::vector<std::string>&
     w.not_sent = rd.get<uint64_t>(x, "not_sent", 0);
     w.unfinished = rd.get<uint64_t>(x, "unfinished", 0);
     w.errors = rd.get<std::map<std::string, uint64_t>>(x, "errors");
-    w.throughput_ops_s = rd.figure(x, "throughput_ops_s", rd.strict ? 0 : NAN);
+    w.throughput_ops_s = rd.figure(x, "throughput_ops_s", rd.strict ? 0 : NAN, true);
     w.latency = latency_from_json(rd.at(x, "latency_us"), rd);
     w.service = latency_from_json(rd.at(x, "service_us"), rd);
     w.send_lag = latency_from_json(rd.at(x, "send_lag_us"), rd);
     w.error_latency = latency_from_json(rd.at(x, "error_latency_us"), rd);
     w.rejected_latency = latency_from_json(rd.at(x, "rejected_latency_us"), rd);
     w.all_latency = latency_from_json(rd.at(x, "all_latency_us"), rd);
-    w.errors_pct = rd.figure(x, "errors_pct");
+    w.errors_pct = rd.figure(x, "errors_pct", NAN, true);
     if (std::isnan(w.errors_pct) && !rd.strict) w.errors_pct = errors_pct_of(w.error_total(), w.ops);  // an older report
     const auto& g = rd.at(x, "generator");
     w.late_sends = rd.get<uint64_t>(g, "late_sends");

@@ -344,10 +344,16 @@ std::optional<sweep_check> parse_sweep_check(const std::string& text, const sour
 check_outcome evaluate_sweep_check(const sweep_check& c, const sweep_summary& s, opt_type param_type) {
   if (c.selector == "knee") {
     const auto k = s.knee.find(c.workload);
-    if (k == s.knee.end()) {  // the curve never turned: the knee lies beyond the last level
-      const bool ok = c.op == ">" || c.op == ">=" || c.op == "!=";
-      return {ok, fmt::format("no knee (p99 stayed within {:g}× up to {})", s.knee_factor,
-                              s.levels.empty() ? "-" : s.levels.back().label)};
+    if (k == s.knee.end()) {
+      // The curve never turned: all the sweep shows is that the knee lies beyond its last level
+      // L. "knee > X" holds only where that says so (X below L); a bound past L is not shown.
+      std::optional<double> last;
+      if (!s.levels.empty()) last = option_number(param_type, s.levels.back().label);
+      const bool ok = last && ((c.op == ">" && *last >= c.rhs) || (c.op == ">=" && *last >= c.rhs) ||
+                               (c.op == "!=" && *last >= c.rhs));
+      const std::string upto = s.levels.empty() ? "-" : s.levels.back().label;
+      return {ok, fmt::format("no knee (p99 stayed within {:g}× up to {}){}", s.knee_factor, upto,
+                              ok || !last ? "" : ": the knee is above " + upto + ", which does not show " + c.text)};
     }
     const auto v = option_number(param_type, k->second.level);
     if (!v) return {false, fmt::format("knee at '{}', not a number", k->second.level)};

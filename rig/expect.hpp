@@ -36,7 +36,8 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report);
 
 // A check on a sweep's curve ([sweep] expect), on the medians of each level's runs:
 //   knee.<workload>.level >= 3000/s         where the knee is, in the swept key's unit (no knee:
-//                                            beyond the last level, so >, >= hold and <, <= fail)
+//                                            beyond the last level L, so > X and >= X hold for X
+//                                            up to L only, and <, <= fail)
 //   level[2000/s].<workload>.p99 < 5ms      one level's figure (the label as written in values;
 //                                            quotes around it optional; level[baseline] too)
 //   all.<workload>.errors == 0              every level's (the worst is said)

@@ -255,7 +255,17 @@ entry_outcome run_entry(const suite_entry& e, run_options ro, const std::string&
   row.duration_s = double(mono_ns() - t0) / 1e9;
   row.exit_code = code;
   row.status = status_of_exit(code);
-  if (ran_in.empty()) return o;
+  if (ran_in.empty()) {  // refused before a run directory was made: what to do about it
+    if (code == exit_stale_state)
+      row.why = "refused: the host still holds a killed rig's changes; run `rig cleanup` (it says what it undid), "
+                "or the suite again with --cleanup-first";
+    else if (code == exit_capability)
+      row.why = "refused: this host cannot run it (the suite's output names the injector and why; `rig doctor` "
+                "lists what each needs)";
+    else if (code == exit_usage)
+      row.why = "refused: the scenario is not valid here (the suite's output names the file, line and key)";
+    return o;
+  }
   row.run_dir = fs::path(ran_in).filename().string();
   if (row.sweep) {
     o.summarized = code != exit_usage && code != exit_capability;

@@ -25,7 +25,8 @@ const option_table& command_options() {
       {.name = "run", .type = opt_type::strings, .default_text = "",
        .help = "program and arguments; {port} becomes the port, {host} the address to listen on "
                "(127.0.0.1, or the target's veth address when netem/rate put it in a namespace), {rig} the rig binary, "
-               "in any argument (e.g. [\"redis-server\", \"--bind\", \"{host}\", \"--port\", \"{port}\"])",
+               "in any argument (e.g. [\"redis-server\", \"--bind\", \"{host}\", \"--port\", \"{port}\", \"--protected-mode\", \"no\"]: "
+               "under netem/rate rig connects from its veth, not loopback)",
        .required = true},
       {.name = "env", .type = opt_type::string_map, .default_text = "",
        .help = "environment added for the program, e.g. { MALLOC_ARENA_MAX = \"2\" }"},

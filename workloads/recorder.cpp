@@ -258,7 +258,8 @@ void thread_recorder::not_done(int64_t intended_ns, bool sent) {
 }
 
 void thread_recorder::count(const char* what, uint64_t n) {
-  if (phase_stats* p = current_phase()) p->counts[what] += n;
+  // With the op of a one-at-a-time thread open (its hold), its tallies go with it to its phase.
+  if (phase_stats* p = hold_ns_ != INT64_MAX ? due_phase(hold_ns_) : current_phase()) p->counts[what] += n;
 }
 
 void thread_recorder::hand_in_left_phase(int now_phase) {

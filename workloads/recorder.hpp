@@ -202,7 +202,8 @@ class thread_recorder {
   void error(error_kind k, int64_t now_ns, int status = 0, int64_t intended_ns = -1);
   // At the run's end, a request due at intended_ns that never got an outcome: sent (unfinished) or not.
   void not_done(int64_t intended_ns, bool sent);
-  void count(const char* what, uint64_t n);  // adds to the running phase's counts[what]
+  // Adds to counts[what] of the phase of the open op (hold_from), else of the running phase.
+  void count(const char* what, uint64_t n);
   // The earliest intended send time of a request this thread has not finished (taken from the
   // schedule, or sent and waiting), INT64_MAX when none: the phases ending after it stay open
   // (their figures not handed in) until it ends. Set before tick() by a workload that keeps

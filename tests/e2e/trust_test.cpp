@@ -284,6 +284,15 @@ duration = "30s"
   CHECK(refused.err.find("rig cleanup") != std::string::npos);
   CHECK(refused.err.find("--cleanup-first") != std::string::npos);
   CHECK(fs::exists(state));
+  // A suite refused the same way says in its JUnit what to run, not only "exit 5".
+  const auto suite = run_rig({"suite", tmp.path + "/s.toml", "--out", tmp.path + "/suites", "--junit",
+                              tmp.path + "/junit.xml", "--phase-duration", "1s"},
+                             tmp.path, 60'000, env);
+  CHECK(suite.code != 0);
+  const std::string junit = slurp(tmp.path + "/junit.xml");
+  INFO(junit);
+  CHECK(junit.find("run `rig cleanup`") != std::string::npos);
+  CHECK(junit.find("--cleanup-first") != std::string::npos);
 
   auto with_flag = quick;
   with_flag.push_back("--cleanup-first");

@@ -156,3 +156,23 @@ TEST_CASE("A whose phase was cut short or not verified is no baseline: the gate 
   CHECK(quiet.regressions() == 0);
   CHECK(quiet.rows[0].note.find("A has no value") == 0);
 }
+
+TEST_CASE("errors_pct is held to B's own share: absolute, A's share not needed, a B that tried nothing fails") {
+  const gate_condition c = parse_fail_if("errors_pct > 1");
+  CHECK(c.absolute);
+  CHECK(c.limit == 1);
+  CHECK(parse_fail_if("p.rr.errors_pct >= 2.5%").limit == 2.5);
+  CHECK_THROWS_WITH_AS(parse_fail_if("errors_pct > 1.2x"), doctest::Contains("in percent, 0 to 100"), input_error);
+  CHECK_THROWS_AS(parse_fail_if("errors_pct > 101"), input_error);
+  auto with_errors = [](double pct) {
+    run_report r = run_with(100, 200, 1000);
+    r.phases[0].workloads[0].errors_pct = pct;
+    return run_group{"x", "run", {{"", r}}};
+  };
+  const run_group a = with_errors(0), clean = with_errors(0.5), failing = with_errors(12), silent = with_errors(NAN);
+  CHECK(compare_groups(a, clean, {c}).regressions() == 0);
+  const auto v = compare_groups(a, failing, {c});
+  REQUIRE(v.regressions() == 1);
+  CHECK(verdict_text(v, false).find("(A 0.00%, B 12.00%)") != std::string::npos);
+  CHECK(compare_groups(a, silent, {c}).regressions() == 1);  // nothing tried: no share to hold, never a pass
+}

@@ -140,3 +140,41 @@ TEST_CASE("a sweep level no run measured reads as no value, not as 0 ops/s and 0
   CHECK(html.find("<td class=\"n\">–</td><td class=\"n\">–</td><td class=\"small\">1 run(s)") != std::string::npos);
   CHECK(html.find("<td class=\"n\">0.0</td>") == std::string::npos);
 }
+
+TEST_CASE("a report's figures are numbers or null: a string, a null beside samples or a negative figure is refused, not read as 0") {
+  run_report r;
+  phase_result p;
+  p.name = "p";
+  p.completed = true;
+  workload_phase_result w;
+  w.name = "rr";
+  w.latency.count = 5;
+  w.latency.p50 = 100;
+  w.latency.p99 = 200;
+  w.throughput_ops_s = 10;
+  w.errors_pct = 0;
+  p.workloads.push_back(w);
+  r.phases.push_back(p);
+  const nlohmann::json good = to_json(r);
+  CHECK(report_from_json(good).phases[0].workloads[0].latency.p99 == 200);
+  const auto refused = [&](const char* key, const nlohmann::json& v, const char* group = "latency_us") {
+    nlohmann::json j = good;
+    auto& wl = j["phases"][0]["workloads"]["rr"];
+    (group[0] ? wl[group][key] : wl[key]) = v;
+    try {
+      report_from_json(j);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  CHECK(refused("p99", nullptr) == "'p99' is null beside 5 samples");
+  CHECK(refused("p99", "fast") == "'p99' is string, not a number or null");
+  CHECK(refused("p99", -3.0) == "'p99' is -3: it cannot be negative");
+  CHECK(refused("throughput_ops_s", -1.0, "") == "'throughput_ops_s' is -1: it cannot be negative");
+  CHECK(refused("errors_pct", "0%", "") == "'errors_pct' is string, not a number or null");
+  // Without samples a latency group has no figure: null is what it holds.
+  nlohmann::json none = good;
+  none["phases"][0]["workloads"]["rr"]["latency_us"] = {{"count", 0}, {"p50", nullptr}, {"p99", nullptr}};
+  CHECK(report_from_json(none).phases[0].workloads[0].latency.count == 0);
+}

@@ -128,6 +128,11 @@ TEST_CASE("sweep checks: the knee, one level, every level, the extremes, on the 
   CHECK(eval_sweep("knee.rr.level >= 3000/s", flat).ok);
   CHECK_FALSE(eval_sweep("knee.rr.level < 3000/s", flat).ok);
   CHECK(eval_sweep("knee.rr.level < 3000/s", flat).actual.find("no knee") == 0);
+  CHECK(eval_sweep("knee.rr.level > 2000/s", flat).ok);
+  // Past the swept range the sweep shows nothing: a bound there is not held.
+  const auto beyond = eval_sweep("knee.rr.level >= 1000000/s", flat);
+  CHECK_FALSE(beyond.ok);
+  CHECK(beyond.actual.find("the knee is above 3000/s, which does not show") != std::string::npos);
   // A level where nothing answered has no p99: a check on every level cannot pass on it.
   sweep_summary dead = s;
   dead.levels[2].workloads["rr"]["p99_us"] = spread_stat::of({});

@@ -170,3 +170,40 @@ TEST_CASE("a phase no thread recorded in comes over as zeros once every thread i
   CHECK(assembler.add(take_finished({&a})).empty());
   CHECK(assembler.finish(merge_phases({&a})).empty());  // nothing in phase 2 either
 }
+
+TEST_CASE("recorder: a request counts in the phase it was due in, and that phase waits for it") {
+  run_clock clock;
+  window_sink sink;
+  thread_recorder rec(clock, sink, "w");
+  clock.begin_phase(0, 1'000);
+  rec.hold_from(1'500);  // a request due at 1,500 is open (sent, waiting)
+  clock.end_phase(2'000);
+  clock.begin_phase(1, 2'000);
+  rec.tick(2'100);
+  CHECK(rec.past_below() == 0);  // phase 0 is over, but not for this thread: its request is open
+  CHECK(take_finished({&rec}).pieces.empty());
+  rec.record(1'500, 1'500, 2'500);  // answered in phase 1
+  rec.hold_from(INT64_MAX);
+  rec.tick(2'600);
+  CHECK(rec.past_below() == 1);
+  const auto f = take_finished({&rec});
+  REQUIRE(f.pieces.size() == 1);
+  CHECK(f.pieces[0].first == 0);
+  CHECK(f.pieces[0].second.ops == 1);  // the reply is phase 0's
+  CHECK(f.pieces[0].second.due == 1);
+  CHECK(f.pieces[0].second.replies_in_phase == 0);
+  REQUIRE(rec.phases().size() == 2);
+  CHECK(rec.phases()[1]->replies_in_phase == 1);  // the rate delivered while phase 1 ran includes it
+  CHECK(rec.phases()[1]->ops == 0);
+  // Due between the phases: counted in none; at the run's end, what was due and never ended is said.
+  rec.hold_from(2'700);  // two requests of phase 1 still open when it ends
+  clock.end_phase(3'000);
+  rec.record(3'100, 3'100, 3'200);
+  CHECK(rec.between_phases() == 1);
+  rec.not_done(2'700, false);
+  rec.not_done(2'800, true);
+  CHECK(rec.phases()[1]->not_sent == 1);
+  CHECK(rec.phases()[1]->unfinished == 1);
+  CHECK(rec.phases()[1]->due == 2);
+  CHECK(rec.late_for_phase() == 0);
+}
