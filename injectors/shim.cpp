@@ -71,7 +71,8 @@ socket_report preload_shim::publish_and_wait() {
       const int32_t pid = load(&p.pid);
       if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) continue;
       ++processes;
-      if (load(&p.applied_generation) != gen) {
+      // Dormant (no TCP socket yet, so no watcher): nothing to apply, its file calls read the faults themselves.
+      if (load(&p.applied_generation) != gen && !load(&p.dormant)) {
         all = false;
         ++stale;
         continue;

@@ -143,7 +143,7 @@ static void load_faults(void) {
     return;
   }
   if (cur && cur->gen == gen) return;
-  struct fault_cfg* c = calloc(1, sizeof *c);
+  struct fault_cfg* c = calloc(1, sizeof *c);  /* kept once published: a reader may hold it */
   if (!c) return;
   c->gen = gen;
   c->ops = ops;
@@ -154,7 +154,9 @@ static void load_faults(void) {
   memcpy(c->prefix, ctl->fault_prefix, sizeof c->prefix);
   c->prefix[sizeof c->prefix - 1] = 0;
   c->prefix_len = strlen(c->prefix);
-  __atomic_store_n(&faults, c, __ATOMIC_RELEASE);
+  /* Dormant, several threads may load at once (their file calls): one configuration wins. */
+  struct fault_cfg* expected = (struct fault_cfg*)cur;
+  if (!__atomic_compare_exchange_n(&faults, &expected, c, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) free(c);
 }
 
 static void apply_all(void) {
@@ -201,15 +203,37 @@ static void start_watcher(void) {
   pthread_attr_init(&a);
   pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&a, 64 * 1024);
-  watcher_running = pthread_create(&watcher, &a, watch, NULL) == 0;
+  __atomic_store_n(&watcher_running, pthread_create(&watcher, &a, watch, NULL) == 0, __ATOMIC_RELEASE);
   pthread_attr_destroy(&a);
+}
+
+/* The watcher starts with the process's first TCP socket, not at load: until then there is
+   nothing to apply, and a program that changes its credentials first (setpriv, su, runuser,
+   gosu: setresuid with PR_SET_KEEPCAPS, capset on its own thread, then setresgid) would have
+   glibc abort when the shim's thread, without that capability, fails the setresgid. */
+static int watcher_wanted;
+static void ensure_watcher(void) {
+  if (!ctl || __atomic_exchange_n(&watcher_wanted, 1, __ATOMIC_ACQ_REL)) return;
+  start_watcher();
+  if (__atomic_load_n(&watcher_running, __ATOMIC_ACQUIRE) && me) store(&me->dormant, 0u);
+}
+
+static void go_dormant(void) {
+  __atomic_store_n(&watcher_running, 0, __ATOMIC_RELEASE);
+  __atomic_store_n(&watcher_wanted, 0, __ATOMIC_RELEASE);
+  if (me) store(&me->dormant, 1u);
 }
 
 static void after_fork_child(void) {
   if (!ctl) return;
   pthread_mutex_init(&mu, NULL);
   claim_slot();
-  start_watcher();  /* threads do not survive fork */
+  go_dormant();  /* threads do not survive fork */
+  for (int fd = 0; fd < MAX_FDS; ++fd)
+    if (fds[fd].tcp) {  /* the sockets it inherited: the watcher applies the policy to them */
+      ensure_watcher();
+      break;
+    }
 }
 
 __attribute__((constructor)) static void rig_shim_init(void) {
@@ -238,7 +262,7 @@ __attribute__((constructor)) static void rig_shim_init(void) {
   ctl = c;
   claim_slot();
   pthread_atfork(NULL, NULL, after_fork_child);
-  start_watcher();
+  go_dormant();  /* until its first TCP socket */
 }
 
 static void track(int fd) {
@@ -250,6 +274,7 @@ static void track(int fd) {
   if (me) bump(&me->tracked_total);
   apply_fd(fd, load_i(&ctl->nodelay), load_i(&ctl->sndbuf), load_i(&ctl->rcvbuf));
   pthread_mutex_unlock(&mu);
+  ensure_watcher();
 }
 
 static int is_tcp(int domain, int type) {
@@ -343,6 +368,7 @@ static uint32_t roll_ppm(struct fault_cfg* c) {
 /* Before a call of kind `op` on fd: 0 to go on, -1 (errno set) to fail it. Costs one
    atomic load while no file faults are configured. */
 static int file_fault(int fd, uint32_t op) {
+  if (ctl && !__atomic_load_n(&watcher_running, __ATOMIC_ACQUIRE)) load_faults();  /* dormant: no watcher loads them (a few loads when unchanged) */
   struct fault_cfg* c = __atomic_load_n(&faults, __ATOMIC_ACQUIRE);
   if (!c || !(c->ops & op) || !fds || fd < 0 || fd >= MAX_FDS) return 0;
   struct fd_state* st = &fds[fd];

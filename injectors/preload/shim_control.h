@@ -33,7 +33,9 @@ struct rig_shim_proc {
   uint32_t file_delayed;   /* of those, how many the shim delayed */
   uint32_t file_failed;    /* and how many it failed with fault_errno */
   uint32_t execs;          /* 1: the slot was taken over by this pid's image after an exec */
-  uint32_t pad;
+  uint32_t dormant;        /* 1: no TCP socket yet, so no watcher thread: nothing to apply, and it
+                              answers every generation (a thread of the shim's in a program that
+                              drops privileges, as setpriv does, makes glibc abort its setresgid) */
 };
 
 struct rig_shim_control {

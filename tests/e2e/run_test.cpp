@@ -960,3 +960,51 @@ TEST_CASE("rig run --junit: a testsuite per run, a testcase for the run and one 
   CHECK(nowhere.code == 2);
   CHECK(nowhere.err.find("cannot write --junit " + tmp.path + "/no/such/dir/r.xml") != std::string::npos);
 }
+
+// setpriv (like su, runuser, gosu) changes its credentials before it execs the server: setresuid
+// with PR_SET_KEEPCAPS, capset on its own thread, then setresgid. A thread of the shim's there
+// would fail that setresgid and glibc would abort the program: the shim starts its thread only
+// with the process's first TCP socket.
+TEST_CASE("a target started through setpriv runs under a shim injector, and the injection reaches it") {
+  const std::string setpriv = rig::testing::which("setpriv"), python = rig::testing::which("python3");
+  if (setpriv.empty() || python.empty() || ::geteuid() != 0) {
+    MESSAGE("skipped: needs root, setpriv and python3 (to start a server as user nobody)");
+    return;
+  }
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml") << fmt::format(R"(name = "setpriv"
+[target]
+kind = "command"
+run = ["{}", "--reuid=65534", "--regid=65534", "--clear-groups", "{}", "-c", """
+import http.server as h, sys
+class H(h.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(s):
+        s.send_response(200); s.send_header("Content-Length", "2"); s.end_headers(); s.wfile.write(b"ok")
+    def log_message(s, *a): pass
+h.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+""", "{{port}}"]
+[workloads.web]
+kind = "http"
+connections = 2
+[injectors.nagle]
+kind = "nodelay"
+where = "target"
+[[phases]]
+name = "base"
+duration = "1s"
+[[phases]]
+name = "nagle"
+duration = "1s"
+inject = ["nagle"]
+)",
+                                                     setpriv, python);
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);  // before: the target aborted at start (SIGABRT in setpriv's setresgid)
+  const auto r = run.report();
+  const auto& inj = r["phases"][1]["injections"][0];
+  CHECK(inj["verified"] == true);
+  CHECK(inj["reverted"] == true);
+  CHECK(r["phases"][1]["workloads"]["web"]["ops"].get<uint64_t>() > 0);
+}
