@@ -1,5 +1,7 @@
 #include "injectors/shim.hpp"
 
+#include <sys/stat.h>
+
 #include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -56,6 +58,17 @@ std::vector<std::string> preload_shim::environment(const std::string& library) c
           fmt::format("{}={}", RIG_SHIM_FD_ENV, RIG_SHIM_FD_NUMBER)};
 }
 
+namespace {
+// The pid still runs the image whose shim claimed the slot (an exec since, without the shim's
+// descriptor, leaves a slot no shim answers for).
+bool same_image(pid_t pid, const rig_shim_proc& p) {
+  struct stat st {};
+  if (::stat(fmt::format("/proc/{}/exe", pid).c_str(), &st) != 0) return false;
+  return uint64_t(st.st_dev) == __atomic_load_n(&p.exe_dev, __ATOMIC_ACQUIRE) &&
+         uint64_t(st.st_ino) == __atomic_load_n(&p.exe_ino, __ATOMIC_ACQUIRE);
+}
+}  // namespace
+
 socket_report preload_shim::publish_and_wait() {
   const uint32_t gen = __atomic_add_fetch(&ctl_->generation, 1, __ATOMIC_ACQ_REL);
   // Each shimmed process re-applies the policy within its 10 ms watch tick.
@@ -71,8 +84,9 @@ socket_report preload_shim::publish_and_wait() {
       const int32_t pid = load(&p.pid);
       if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) continue;
       ++processes;
-      // Dormant (no TCP socket yet, so no watcher): nothing to apply, its file calls read the faults themselves.
-      if (load(&p.applied_generation) != gen && !load(&p.dormant)) {
+      // Dormant (no TCP socket yet, so no watcher): nothing to apply, its file calls read the faults
+      // themselves; it answers while the pid still runs the image that claimed the slot.
+      if (load(&p.applied_generation) != gen && !(load(&p.dormant) && same_image(pid, p))) {
         all = false;
         ++stale;
         continue;

@@ -67,6 +67,13 @@ static int32_t load_i(const int32_t* p) { return __atomic_load_n(p, __ATOMIC_ACQ
 static void store(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 static void bump(uint32_t* p) { __atomic_add_fetch(p, 1, __ATOMIC_RELAXED); }
 
+static void note_image(struct rig_shim_proc* p) {
+  struct stat st;
+  if (stat("/proc/self/exe", &st) != 0) return;
+  __atomic_store_n(&p->exe_dev, (uint64_t)st.st_dev, __ATOMIC_RELEASE);
+  __atomic_store_n(&p->exe_ino, (uint64_t)st.st_ino, __ATOMIC_RELEASE);
+}
+
 static void claim_slot(void) {
   me = NULL;
   const int32_t pid = (int32_t)getpid();
@@ -78,6 +85,7 @@ static void claim_slot(void) {
     if (__atomic_load_n(&p->pid, __ATOMIC_ACQUIRE) == pid) {
       memset((char*)p + sizeof p->pid, 0, sizeof *p - sizeof p->pid);
       __atomic_store_n(&p->execs, 1u, __ATOMIC_RELEASE);
+      note_image(p);
       me = p;
       return;
     }
@@ -87,6 +95,7 @@ static void claim_slot(void) {
     struct rig_shim_proc* p = &ctl->procs[i];
     if (__atomic_compare_exchange_n(&p->pid, &expected, pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
       memset((char*)p + sizeof p->pid, 0, sizeof *p - sizeof p->pid);
+      note_image(p);
       me = p;
       return;
     }

@@ -36,6 +36,9 @@ struct rig_shim_proc {
   uint32_t dormant;        /* 1: no TCP socket yet, so no watcher thread: nothing to apply, and it
                               answers every generation (a thread of the shim's in a program that
                               drops privileges, as setpriv does, makes glibc abort its setresgid) */
+  uint64_t exe_dev, exe_ino; /* the image that claimed the slot (stat of /proc/self/exe): a dormant
+                                slot answers only while its pid still runs that image, not one it
+                                exec'd without the shim's descriptor */
 };
 
 struct rig_shim_control {
