@@ -55,8 +55,9 @@ void phase_warnings(run_report& rep) {
                    carry = conns * 1e6 / w.service.mean;
       if (offered <= 0.9 * carry) continue;
       rep.warnings.push_back(fmt::format(
-          "phase {}: workload {}'s {} connection{} carry at most {}/s at its mean service time {} (one request in "
-          "flight each), below the {}/s due: requests waited in rig (send lag p50 {}); {} connections would carry it",
+          "phase {}: workload {}'s {} connection{} (one request in flight each) carry at most {}/s at its mean "
+          "service time {}, and {}/s were due: over 90% busy, requests waited in rig (send lag p50 {}); {} "
+          "connections would carry it",
           ph.name, w.name, conns, conns == 1 ? "" : "s", format_count(carry), format_duration_us(w.service.mean),
           format_count(offered), w.send_lag.count ? format_duration_us(w.send_lag.p50) : "-",
           format_count(std::ceil(offered * w.service.mean / 1e6 / 0.7))));

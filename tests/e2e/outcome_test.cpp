@@ -316,3 +316,32 @@ inject = ["stop_long"]
   const json& last = workload(r, 3, "rr");
   CHECK(last["not_sent"].get<uint64_t>() + last["unfinished"].get<uint64_t>() + last["ops"].get<uint64_t>() > 150);
 }
+
+TEST_CASE("an open loop whose connections cannot carry the rate says so, with the connections that would") {
+  temp_dir tmp;
+  // 2 ms of work a request: one connection (one request in flight) carries at most ~500/s, and
+  // 1,000/s are due. The requests wait in rig; the warning says how many connections would do.
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "few-connections"
+[target]
+kind = "builtin"
+workers = 4
+work = "2ms"
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "1000/s"
+timeout = "5s"
+[[phases]]
+name = "load"
+duration = "1s"
+)";
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const json r = run.report();
+  REQUIRE(r["warnings"].size() == 1);
+  const std::string w = r["warnings"][0].get<std::string>();
+  CHECK(w.find("phase load: workload rr's 1 connection (one request in flight each) carry at most") == 0);
+  CHECK(w.find("connections would carry it") != std::string::npos);
+  CHECK(has_line(run, "! phase load: workload rr's 1 connection"));
+}
