@@ -227,6 +227,20 @@ std::string verdict_text(const compare_verdict& v, bool rows_too) {
   return o;
 }
 
+std::vector<expectation_row> verdict_checks(const compare_verdict& v, const std::vector<gate_condition>& conditions) {
+  std::vector<expectation_row> out;
+  for (const auto& r : v.rows)
+    for (const auto& c : conditions) {
+      if (!applies(c, r) && !applies_absolute(c, r)) continue;
+      const bool failed = std::find(r.failed.begin(), r.failed.end(), c.text) != r.failed.end();
+      out.push_back({fmt::format("{} at {}", c.text, row_name(r)), !failed,
+                     fmt::format("A {}, B {}, B/A {}{}{}", figure_text(r.figure, r.a), figure_text(r.figure, r.b),
+                                 ratio_text(r.ratio), std::isnan(r.lo) ? "" : ", 95% interval " + interval_text(r),
+                                 r.note.empty() ? "" : "; " + r.note)});
+    }
+  return out;
+}
+
 std::string verdict_html(const compare_verdict& v) {
   using html::esc;
   std::string o = "<h2>Ratios and thresholds</h2><p class=\"small\">" + esc(v.method) +

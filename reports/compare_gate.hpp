@@ -48,6 +48,8 @@ struct compare_verdict {
 compare_verdict compare_groups(const run_group& a, const run_group& b, const std::vector<gate_condition>& conditions,
                                int resamples = 2000);
 std::string verdict_text(const compare_verdict& v, bool rows_too);
+// The gate as checks for JUnit: one per row a condition applied to, failed with its figures.
+std::vector<expectation_row> verdict_checks(const compare_verdict& v, const std::vector<gate_condition>& conditions);
 std::string verdict_html(const compare_verdict& v);  // a section for compare.html
 
 }  // namespace rig

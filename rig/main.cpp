@@ -318,7 +318,7 @@ int cmd_suite(const suite_request& req, const run_options& base, const std::stri
 // rig compare A B [--fail-if ...]: two runs side by side, or repeats and sweeps as ratios of
 // medians with intervals; exit 1 when a threshold is passed.
 int cmd_compare(const std::string& dir_a, const std::string& dir_b, const std::string& html_path,
-                const std::vector<std::string>& fail_ifs) {
+                const std::vector<std::string>& fail_ifs, const std::string& junit) {
   std::vector<gate_condition> conditions;
   try {
     for (const auto& f : fail_ifs) conditions.push_back(parse_fail_if(f));
@@ -340,7 +340,17 @@ int cmd_compare(const std::string& dir_a, const std::string& dir_b, const std::s
       std::cout << (n ? fmt::format("rig compare: {} regression{} past the thresholds (exit 1)\n", n, n == 1 ? "" : "s")
                       : fmt::format("rig compare: no regression past the thresholds ({} row{} checked)\n", v.rows.size(),
                                     v.rows.size() == 1 ? "" : "s"));
+      if (!junit.empty()) {  // a testsuite: a testcase per row a condition applied to
+        run_report gate;
+        gate.status = n ? "checks_failed" : "ok";
+        gate.expectations = verdict_checks(v, conditions);
+        if (!write_junit_file(junit, {{&gate, "rig compare " + dir_a + " " + dir_b, n ? exit_expectations : exit_ok, ""}}))
+          return exit_runtime;
+      }
       if (n) return exit_expectations;
+    } else if (!junit.empty()) {
+      std::cerr << "rig compare: --junit needs a --fail-if: without a condition there is nothing to pass or fail\n";
+      return exit_usage;
     }
   } catch (const std::exception& e) {  // bad input, or a directory that is not a run, repeat or sweep
     std::cerr << "rig compare: " << e.what() << "\n";
@@ -452,7 +462,7 @@ struct cli_args {
   std::string listen = "127.0.0.1:0", upstream;
   std::vector<std::string> toxic_flags;
   std::string run_dir;
-  std::string run_a, run_b, compare_out = "compare.html";
+  std::string run_a, run_b, compare_out = "compare.html", compare_junit;
   std::string bind_addr = "127.0.0.1";
   std::string junit;
   std::vector<std::string> paths, filters, skips;
@@ -540,6 +550,8 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
                         "\"nagle.rr.p99 > 1.5x\" (repeatable); with repeats on both sides, only when the whole 95% "
                         "interval is past it; errors_pct is held to B's own share in percent, \"errors_pct > 1\"");
   c.compare->add_option("--out", a.compare_out, "where to write the HTML comparison")->capture_default_str();
+  c.compare->add_option("--junit", a.compare_junit,
+                        "also write JUnit XML: a testcase per row a --fail-if applies to, failed with A, B and B/A");
 
   c.export_ = app.add_subcommand("export", "a run's figures for other tools: HdrHistogram interval logs, OpenMetrics text");
   c.export_->add_option("run_dir", a.run_dir, "a run directory (runs/<stamp>-<scenario>)")->required();
@@ -601,7 +613,7 @@ int dispatch(const cli_commands& c, const cli_args& a) {
     if (*c.doctor) return cmd_doctor();
     if (*c.history) return cmd_history(a.history_dir, a.scenario_name, a.history_out);
     if (*c.export_) return cmd_export(a.run_dir, a.format, a.export_out);
-    if (*c.compare) return cmd_compare(a.run_a, a.run_b, a.compare_out, a.fail_ifs);
+    if (*c.compare) return cmd_compare(a.run_a, a.run_b, a.compare_out, a.fail_ifs, a.compare_junit);
     if (*c.report) {
       try {
         std::cout << write_html_report(a.run_dir) << "\n";

@@ -119,9 +119,18 @@ TEST_CASE("redis error replies: errors_pct, error and all latency in report.json
 
   // compare: errors_pct held to a share of B's requests; a ratio of shares is refused.
   const std::string dir = ok.run_dir();
-  const auto gate = run_rig({"compare", dir, dir, "--out", tmp.path + "/c.html", "--fail-if", "errors_pct > 1"}, tmp.path);
+  const auto gate = run_rig({"compare", dir, dir, "--out", tmp.path + "/c.html", "--fail-if", "errors_pct > 1",
+                             "--junit", tmp.path + "/gate.xml"},
+                            tmp.path);
   INFO(gate.stdout_text() << gate.err);
   CHECK(gate.code == 1);
+  // The same decision for a CI's test reporter: a testcase per row, the failed one with its figures.
+  const std::string xml = slurp(tmp.path + "/gate.xml");
+  INFO(xml);
+  CHECK(xml.find("check: errors_pct &gt; 1 at baseline.bad.errors_pct") != std::string::npos);
+  CHECK(xml.find("A 100.00%, B 100.00%") != std::string::npos);
+  CHECK(xml.find("check: errors_pct &gt; 1 at baseline.good.errors_pct") != std::string::npos);
+  CHECK(xml.find("failures=\"2\"") != std::string::npos);  // bad in both phases; good passes
   CHECK(has_line(gate, "FAIL errors_pct > 1: baseline.bad.errors_pct"));
   CHECK_FALSE(has_line(gate, "FAIL errors_pct > 1: baseline.good"));
   const auto good_gate = run_rig({"compare", dir, dir, "--out", tmp.path + "/c.html", "--fail-if", "*.good.errors_pct > 1%"}, tmp.path);
