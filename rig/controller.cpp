@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "core/clock.hpp"
 #include "core/host.hpp"
@@ -122,6 +123,19 @@ directory make_run_dir(const std::string& base, const std::string& name) {
     if (auto d = parent.make_subdir(i ? fmt::format("{}.{}", stem, i) : stem)) return std::move(*d);
 }
 
+// --run-dir DIR: that directory, made now (its parents as needed). One that exists is refused:
+// rig writes only into a directory it made.
+directory make_exact_run_dir(const std::string& path) {
+  const std::filesystem::path p = std::filesystem::absolute(path).lexically_normal();
+  const std::string name = p.filename().string();
+  if (name.empty() || name == "." || name == "..")
+    throw std::runtime_error("--run-dir " + path + ": name the directory to make, e.g. runs/ci-" + "1234");
+  std::filesystem::create_directories(p.parent_path());
+  const directory parent = directory::open(p.parent_path().string());
+  if (auto d = parent.make_subdir(name)) return std::move(*d);
+  throw std::runtime_error("--run-dir " + path + " exists: rig writes a run only into a directory it makes");
+}
+
 int run_scenario(const scenario& given, const run_options& opts) {
   std::ostream& out = opts.out ? *opts.out : std::cout;
   std::ostream null_out(nullptr);  // --quiet: what only a person watching wants goes nowhere
@@ -138,7 +152,14 @@ int run_scenario(const scenario& given, const run_options& opts) {
   // Every file of the run is made through the directory's descriptor, and what other
   // processes open there goes through its /proc path, so a directory swapped for a link
   // mid-run redirects nothing.
-  const directory run_dir = make_run_dir(opts.out_base, sc.name);
+  std::optional<directory> made;
+  try {
+    made.emplace(opts.run_dir.empty() ? make_run_dir(opts.out_base, sc.name) : make_exact_run_dir(opts.run_dir));
+  } catch (const std::exception& e) {  // before anything ran: nothing to undo
+    std::cerr << "rig run: " << e.what() << "\n";
+    return exit_usage;
+  }
+  const directory& run_dir = *made;
   run_report rep = start_report(plan, run_dir);
   if (opts.ran_in) *opts.ran_in = rep.run_dir;
   plan.ctx.run_dir = rep.run_dir;  // what the shim reads back from a descriptor's link: the real path

@@ -229,7 +229,8 @@ int write_junit(const std::string& path, const std::string& name, int code, cons
 }
 
 int cmd_run(const std::string& file, const std::vector<std::string>& sets, const std::string& out_dir, bool quiet,
-            int progress_s, bool allow_remote, bool cleanup_first, const std::string& junit, int repeat) {
+            int progress_s, bool allow_remote, bool cleanup_first, const std::string& junit, int repeat,
+            const std::string& exact_dir) {
   scenario sc;
   try {
     sc = load_scenario(file, sets, allow_remote);
@@ -241,10 +242,16 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
   block_stop_signals();  // before any thread exists: the controller waits for them itself
   run_options o;
   o.out_base = out_dir;
+  o.run_dir = exact_dir;
   o.rig_exe = self_exe();
   o.quiet = quiet;
   o.cleanup_first = cleanup_first;
   o.progress_every_s = progress_s;
+  if (!exact_dir.empty() && (repeat > 1 || sc.sweep.present)) {
+    std::cerr << "rig run: --run-dir names one run's directory; " << (repeat > 1 ? "--repeat" : "a sweep")
+              << " makes several: give --out (the directory they go under) instead\n";
+    return exit_usage;
+  }
   if (repeat > 1 && sc.sweep.present) {
     std::cerr << "rig run: " << file << " is a sweep: its [sweep] repeats = N runs each level N times (not --repeat)\n";
     return exit_usage;
@@ -453,7 +460,7 @@ int cmd_cleanup() {
 
 // Every command's arguments, as CLI11 fills them.
 struct cli_args {
-  std::string file, out_dir = "runs", control;
+  std::string file, out_dir = "runs", control, run_dir_exact;
   std::vector<std::string> sets;
   int port = 0;
   bool quiet = false, allow_remote = false, cleanup_first = false;
@@ -484,6 +491,9 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
   c.run->add_option("--set", a.sets, "override a scenario key, e.g. --set workloads.rr.rate=1000/s "
                                      "or --set phases.nagle.duration=2s (repeatable)");
   c.run->add_option("--out", a.out_dir, "directory the run directory is created in")->capture_default_str();
+  c.run->add_option("--run-dir", a.run_dir_exact,
+                    "the run directory itself, made by rig (refused if it exists), instead of a stamped one under "
+                    "--out: so CI knows where report.json is");
   const char* remote_help = "allow an endpoint target (or proxy upstream) beyond loopback; by default rig sends "
                             "traffic only to loopback and to the network namespaces it makes";
   c.run->add_flag("--allow-remote", a.allow_remote, remote_help);
@@ -595,7 +605,7 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
 int dispatch(const cli_commands& c, const cli_args& a) {
   try {
     if (*c.workload_helper) return run_workload_helper();
-    if (*c.run) return cmd_run(a.file, a.sets, a.out_dir, a.quiet, a.progress_s, a.allow_remote, a.cleanup_first, a.junit, a.repeat);
+    if (*c.run) return cmd_run(a.file, a.sets, a.out_dir, a.quiet, a.progress_s, a.allow_remote, a.cleanup_first, a.junit, a.repeat, a.run_dir_exact);
     if (*c.suite) {
       run_options o;
       o.out_base = a.out_dir;

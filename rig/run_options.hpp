@@ -7,6 +7,7 @@ namespace rig {
 
 struct run_options {
   std::string out_base = "runs";  // run directories go under this
+  std::string run_dir;            // --run-dir: exactly this directory (made; refused if it exists), not a stamped one
   std::string rig_exe;            // the binary that serves `rig target`
   std::ostream* out = nullptr;    // progress and summary (stdout when null)
   bool quiet = false;             // only warnings, failed checks and the status line (for CI)

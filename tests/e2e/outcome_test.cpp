@@ -354,3 +354,29 @@ duration = "1s"
   CHECK(w.find("connections would carry it") != std::string::npos);
   CHECK(has_line(run, "! phase load: workload rr's 1 connection"));
 }
+
+TEST_CASE("rig run --run-dir: the run directory CI names, made by rig, refused when it exists or with --repeat") {
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "named"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+[[phases]]
+name = "p"
+duration = "300ms"
+)";
+  const std::string dir = tmp.path + "/ci/run-42";
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--run-dir", dir, "--quiet"}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  CHECK(run.run_dir() == dir);
+  CHECK(std::filesystem::exists(dir + "/report.json"));
+  const auto again = run_rig({"run", tmp.path + "/s.toml", "--run-dir", dir, "--quiet"}, tmp.path);
+  CHECK(again.code == 2);
+  CHECK(again.err.find("--run-dir " + dir + " exists") != std::string::npos);
+  const auto repeat = run_rig({"run", tmp.path + "/s.toml", "--run-dir", tmp.path + "/other", "--repeat", "2"}, tmp.path);
+  CHECK(repeat.code == 2);
+  CHECK(repeat.err.find("--run-dir names one run's directory") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(tmp.path + "/other"));
+}
