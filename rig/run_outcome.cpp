@@ -14,10 +14,10 @@ namespace rig {
 
 namespace {
 
-// "3,971 errors: error_reply 3,971" or "nothing was tried".
+// "no successful reply, 3,971 errors (error_reply 3,971)" or "no request was tried".
 std::string no_reply_text(const workload_phase_result& w) {
   const uint64_t n = w.error_total();
-  if (n == 0) return "nothing was tried";
+  if (n == 0) return "no request was tried";
   std::string kinds;
   for (const auto& [k, c] : w.errors)
     if (c) kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", k, format_count(double(c)));
@@ -42,7 +42,7 @@ void phase_warnings(run_report& rep) {
     const auto& ph = rep.phases[p];
     for (const auto& w : ph.workloads) {
       if (p > 0 && w.ops == 0)
-        rep.warnings.push_back(fmt::format("phase {}: workload {} got {}", ph.name, w.name, no_reply_text(w)));
+        rep.warnings.push_back(fmt::format("phase {}: workload {}: {}", ph.name, w.name, no_reply_text(w)));
       // An open loop whose connections (one request in flight each) cannot carry what was due:
       // the requests queue in rig, and the latency is rig's queue as much as the target's.
       const auto& d = rep.workloads.contains(w.name) ? rep.workloads[w.name] : nlohmann::json();

@@ -104,8 +104,8 @@ TEST_CASE("redis error replies: errors_pct, error and all latency in report.json
   }
   // A later phase with no reply: a warning, in report.json and on the terminal.
   REQUIRE(r["warnings"].size() == 1);
-  CHECK(r["warnings"][0].get<std::string>().find("phase again: workload bad got no successful reply") == 0);
-  CHECK(has_line(run, "! phase again: workload bad got no successful reply"));
+  CHECK(r["warnings"][0].get<std::string>().find("phase again: workload bad: no successful reply") == 0);
+  CHECK(has_line(run, "! phase again: workload bad: no successful reply"));
   CHECK(has_line(run, "100.0%"));  // the terminal's failed column
 
   // The same with checks that expect the errors: a result, and the checks read the figures.
