@@ -115,7 +115,8 @@ TEST_CASE("redis error replies: errors_pct, error and all latency in report.json
   const auto ok = run_rig({"run", tmp.path + "/expected.toml", "--out", tmp.path + "/runs/r1"}, tmp.path);
   INFO(ok.stdout_text() << ok.err);
   REQUIRE(ok.code == 0);
-  for (const auto& e : ok.report()["expectations"]) CHECK(e["ok"] == true);
+  const json ok_report = ok.report();
+  for (const auto& e : ok_report["expectations"]) CHECK(e["ok"] == true);
 
   // compare: errors_pct held to a share of B's requests; a ratio of shares is refused.
   const std::string dir = ok.run_dir();
