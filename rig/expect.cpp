@@ -189,6 +189,7 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
   std::optional<double> actual;
   std::string no_value = "no value (the phase did not run or recorded nothing)";
   std::string qualifier;  // said beside a value that stands on few samples
+  std::string lagged;     // said beside a failed check when the generator limited the phase
   auto find_phase = [&](const std::string& name) -> const json* {
     for (const auto& ph : report.at("phases"))
       if (ph.at("name") == name) return &ph;
@@ -212,6 +213,11 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
     } else if (ph->at("workloads").contains(p[1])) {
       const auto& w = ph->at("workloads").at(p[1]);
       const auto& m = p[2];
+      // A phase where rig's own generator fell behind: a failing figure may be rig's, and is said so.
+      if (w.contains("generator") && w["generator"].value("limited", false) && m != "late_sends")
+        lagged = fmt::format("; rig's generator lagged in phase {} ({} late sends): the figure may be rig's, not the "
+                             "target's",
+                             p[0], w["generator"].value("late_sends", uint64_t(0)));
       if (contains(latency_groups, m)) {
         const auto& l = w.at(m + "_us");
         const uint64_t n = l.at("count").get<uint64_t>();
@@ -247,8 +253,9 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
       }
     }
   }
-  if (!actual) return {false, no_value};
-  return {holds(*actual, c.op, c.rhs), format_actual(kind_of(p), *actual) + qualifier};
+  if (!actual) return {false, no_value + lagged};
+  const bool ok = holds(*actual, c.op, c.rhs);
+  return {ok, format_actual(kind_of(p), *actual) + qualifier + (ok ? "" : lagged)};
 }
 
 namespace {

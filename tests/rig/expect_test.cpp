@@ -17,7 +17,8 @@ const nlohmann::json report = nlohmann::json::parse(R"({
     {"name": "nagle", "workloads": {"rr": {"ops": 50, "throughput_ops_s": 5.0,
        "errors": {"timeout": 3, "connect": 1},
        "latency_us": {"count": 50, "p50": 44000.0, "p99": 48000.0},
-       "service_us": {"count": 50, "p50": 44000.0}, "send_lag_us": {"count": 0}}},
+       "service_us": {"count": 50, "p50": 44000.0}, "send_lag_us": {"count": 0},
+       "generator": {"limited": true, "late_sends": 12}}},
      "resources": {}}
   ],
   "magnification": [{"phase": "nagle", "workload": "rr", "p50_x": 488.9, "p99_x": 240.0, "throughput_x": 0.025}]
@@ -45,6 +46,14 @@ TEST_CASE("checks compare report values with units") {
   CHECK(eval("magnification.nagle.rr.p50_x >= 10").ok);
   CHECK(eval("baseline.target.live_workers_min == 4").ok);
   CHECK(eval("baseline.target.rss_max_bytes < 64MiB").ok);
+}
+
+TEST_CASE("a failed check in a phase where rig's generator lagged says so") {
+  const auto o = eval("nagle.rr.latency.p50 < 1ms");
+  CHECK_FALSE(o.ok);
+  CHECK(o.actual == "44.00ms; rig's generator lagged in phase nagle (12 late sends): the figure may be rig's, not the target's");
+  CHECK(eval("nagle.rr.latency.p50 > 1ms").actual == "44.00ms");  // a passing one is not qualified
+  CHECK(eval("baseline.rr.latency.p50 > 1ms").actual == "90.0us");  // nor one in a phase where it kept up
 }
 
 TEST_CASE("a check with nothing to read fails and says why") {
