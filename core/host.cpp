@@ -1,5 +1,7 @@
 #include "core/host.hpp"
 
+#include <fstream>
+
 #include <sys/statfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -46,5 +48,24 @@ int64_t fd_limit_hard() {
 }
 
 const rlimit& fd_limit_given() { return given_nofile; }
+
+}  // namespace rig
+
+namespace rig {
+
+host_cpu_sample read_host_cpu() {
+  host_cpu_sample h;
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  uint64_t v[10] = {};
+  if (stat >> cpu && cpu == "cpu") {
+    for (auto& x : v) stat >> x;  // user nice system idle iowait irq softirq steal guest guest_nice
+    for (int i = 0; i < 8; ++i) h.total += v[i];  // guest time is inside user already
+    h.idle = v[3] + v[4];
+    h.steal = v[7];
+  }
+  std::ifstream("/proc/loadavg") >> h.load1;
+  return h;
+}
 
 }  // namespace rig

@@ -12,6 +12,14 @@ std::string cgroup_version();
 std::string kernel_release();
 int online_cpus();
 
+// The host's CPU time as /proc/stat counts it (all CPUs, in clock ticks), and the 1-minute load
+// average: what else ran beside a phase. Zeros when /proc cannot be read.
+struct host_cpu_sample {
+  uint64_t total = 0, idle = 0, steal = 0;  // idle includes iowait
+  double load1 = 0;
+};
+host_cpu_sample read_host_cpu();
+
 // rig's own descriptors (a workload of thousands of connections): the soft RLIMIT_NOFILE is
 // raised to the hard limit at start. What rig was given is kept: the processes it starts get
 // that back, so a target runs under its user's limit, not rig's.

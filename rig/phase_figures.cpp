@@ -193,6 +193,20 @@ json phase_resources(const std::vector<resource_sample>& all, int64_t from, int6
   return res;
 }
 
+json host_figures(const host_cpu_sample& a, const host_cpu_sample& b, const json& resources) {
+  if (b.total <= a.total) return json();
+  const double total = double(b.total - a.total), cpus = double(online_cpus());
+  const double busy = cpus * (1 - double(b.idle - std::min(a.idle, b.idle)) / total);
+  auto cpus_of = [&](const char* who) {
+    const auto& r = resources.value(who, json());
+    return r.is_object() && r.value("cpu_pct", json()).is_number() ? r["cpu_pct"].get<double>() / 100 : 0.0;
+  };
+  return {{"load1_end", b.load1},
+          {"cpu_busy_cpus", busy},
+          {"steal_pct", 100 * double(b.steal - std::min(a.steal, b.steal)) / total},
+          {"other_cpus", std::max(0.0, busy - cpus_of("target") - cpus_of("rig"))}};
+}
+
 workload_phase_result summarize(const std::string& name, const phase_stats& s, double seconds) {
   workload_phase_result r;
   r.name = name;

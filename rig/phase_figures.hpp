@@ -1,4 +1,5 @@
 #pragma once
+#include "core/host.hpp"
 // The figures of a phase made from what the run recorded: the workloads' summaries, the
 // resources from the sampler's samples, growth per operation, and when errors began.
 #include <cstdint>
@@ -19,6 +20,11 @@ struct phase_window {
   int64_t start_ns, end_ns;
   int64_t applied_ns;  // when its injectors began to be applied (before start_ns)
 };
+
+// What else the host ran during a phase, from /proc/stat at its start and end: the load average
+// at its end, the CPUs busy, the share stolen by a hypervisor, and the CPUs busy with neither the
+// target nor rig (`resources` holds their cpu_pct): a noisy runner, said beside the figures.
+nlohmann::json host_figures(const host_cpu_sample& a, const host_cpu_sample& b, const nlohmann::json& resources);
 
 // One workload's figures of one phase.
 workload_phase_result summarize(const std::string& name, const phase_stats& s, double seconds);

@@ -35,6 +35,7 @@ void phase_loop::close_phase(bool completed, sampler* smp) {
   if (smp)
     pr.resources = phase_resources(smp->samples_from(win.applied_ns), win.start_ns, win.end_ns, win.applied_ns,
                                    find_target_kind(plan_.sc.target.kind)->counters);
+  pr.resources["host"] = host_figures(host_at_start_, read_host_cpu(), pr.resources);
 }
 
 // timeseries.csv as the run goes, each second's row a few seconds after it ended (a helper
@@ -76,6 +77,7 @@ void phase_loop::begin_phase(size_t pi, run_wiring& wiring) {
   }
   const int64_t p0 = mono_ns();
   wiring.samples().sample_now();
+  host_at_start_ = read_host_cpu();
   rec_.clock.begin_phase(int(pi), p0);
   pr.start_s = t_s(p0);
   pr.start_wall = wall_s();

@@ -1,4 +1,5 @@
 #pragma once
+#include "core/host.hpp"
 // The phases in turn: each phase's injectors applied and verified, the clock moved on, the
 // watchers polled until the phase ends (or a signal comes, or the target dies), what the
 // injections did measured, then reverted.
@@ -62,6 +63,7 @@ class phase_loop {
   int64_t run_start_ns_, total_ns_;
   int interrupted_by_ = 0;
   std::string target_death_;  // how the target died mid-run, if it did
+  host_cpu_sample host_at_start_;  // the host's CPU counters as the open phase began
   size_t applied_phase_ = 0;  // the phase (index into the report's) whose injectors are applied
   std::string revert_failures_;
 };

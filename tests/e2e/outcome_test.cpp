@@ -4,7 +4,9 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -380,4 +382,41 @@ duration = "300ms"
   CHECK(repeat.code == 2);
   CHECK(repeat.err.find("--run-dir names one run's directory") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(tmp.path + "/other"));
+}
+
+TEST_CASE("each phase records what else the host ran: a busy process beside the run shows as other CPUs") {
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "host-load"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+rate = "50/s"
+[[phases]]
+name = "p"
+duration = "1s"
+)";
+  // A thread of this test spinning the whole run: neither the target nor rig.
+  std::atomic<bool> stop{false};
+  std::thread spin([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+    }
+  });
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path, "--quiet"}, tmp.path);
+  stop = true;
+  spin.join();
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const json r = run.report();
+  const json& host = r["phases"][0]["resources"]["host"];
+  INFO(host.dump());
+  REQUIRE(host.is_object());
+  const double busy = host["cpu_busy_cpus"].get<double>(), other = host["other_cpus"].get<double>();
+  // The spinner holds up to one CPU; a loaded machine (tests beside this one) shares it, so only a
+  // third of one is asked, which an idle host (other ~0) cannot show.
+  CHECK(other > 0.3);
+  CHECK(busy >= other);
+  CHECK(busy <= double(std::thread::hardware_concurrency()) + 0.05);
+  CHECK(host["steal_pct"].get<double>() >= 0);
+  CHECK(host["load1_end"].get<double>() >= 0);
 }
