@@ -22,12 +22,15 @@ phase_loop::phase_loop(run_plan& plan, run_report& rep, phase_store& store, time
 
 void phase_loop::close_phase(bool completed, sampler* smp) {
   if (!store_.is_open()) return;
-  int64_t p1 = mono_ns();
-  rec_.clock.end_phase(p1);  // a request due from here is due in no phase
-  if (smp) p1 = smp->sample_now().t_ns;  // the closing sample belongs to the phase
+  const int64_t ended = mono_ns();
+  const double ended_wall = wall_s();
+  rec_.clock.end_phase(ended);  // a request due from here is due in no phase
+  // The closing sample belongs to the phase's resources; its length is the window requests were
+  // due in (a slow sample on a loaded machine does not lengthen it).
+  const int64_t p1 = smp ? smp->sample_now().t_ns : ended;
   auto& pr = store_.current();
-  pr.end_s = t_s(p1);
-  pr.end_wall = wall_s();
+  pr.end_s = t_s(ended);
+  pr.end_wall = ended_wall;
   pr.completed = completed;
   auto& win = store_.current_window();
   win.end_ns = p1;
