@@ -34,15 +34,13 @@ std::pair<double, double> bootstrap(const std::vector<double>& a, const std::vec
   return {at(0.025), at(0.975)};
 }
 
-bool applies(const gate_condition& c, const ratio_row& r) {
-  return !c.absolute && c.figure == r.figure && (c.phase.empty() || c.phase == "*" || c.phase == r.phase) &&
+// The condition names this row's figure, phase and workload ("" or "*": any).
+bool names_row(const gate_condition& c, const ratio_row& r) {
+  return c.figure == r.figure && (c.phase.empty() || c.phase == "*" || c.phase == r.phase) &&
          (c.workload.empty() || c.workload == "*" || c.workload == r.workload);
 }
-
-bool applies_absolute(const gate_condition& c, const ratio_row& r) {
-  return c.absolute && c.figure == r.figure && (c.phase.empty() || c.phase == "*" || c.phase == r.phase) &&
-         (c.workload.empty() || c.workload == "*" || c.workload == r.workload);
-}
+bool applies(const gate_condition& c, const ratio_row& r) { return !c.absolute && names_row(c, r); }
+bool applies_absolute(const gate_condition& c, const ratio_row& r) { return c.absolute && names_row(c, r); }
 
 // Past the threshold: the whole interval when there is one, else the ratio itself.
 bool past(const gate_condition& c, const ratio_row& r) {
@@ -162,7 +160,7 @@ compare_verdict compare_groups(const run_group& a, const run_group& b, const std
       r.a = spread_stat::of(va).median;
       r.b = spread_stat::of(vb).median;
       bool applicable = false;
-      for (const auto& c : conditions) applicable = applicable || applies(c, r) || applies_absolute(c, r);
+      for (const auto& c : conditions) applicable = applicable || names_row(c, r);
       if (!conditions.empty() && !applicable) continue;
       const bool a_whole = std::any_of(a.runs.begin(), a.runs.end(), [&](const group_run& x) {
         return x.level == k.level && whole_phase(x.report, k.phase, k.workload);
@@ -231,7 +229,7 @@ std::vector<expectation_row> verdict_checks(const compare_verdict& v, const std:
   std::vector<expectation_row> out;
   for (const auto& r : v.rows)
     for (const auto& c : conditions) {
-      if (!applies(c, r) && !applies_absolute(c, r)) continue;
+      if (!names_row(c, r)) continue;
       const bool failed = std::find(r.failed.begin(), r.failed.end(), c.text) != r.failed.end();
       out.push_back({fmt::format("{} at {}", c.text, row_name(r)), !failed,
                      fmt::format("A {}, B {}, B/A {}{}{}", figure_text(r.figure, r.a), figure_text(r.figure, r.b),

@@ -176,9 +176,9 @@ phase_stats* thread_recorder::phase_slot(int p) {
   return phases_[size_t(p)].get();
 }
 
-// A request's figures go to the phase it was due in (its intended send time), however late it ended.
+// A request's figures go to the phase it was due in (its intended send time), however late it
+// ended. The caller has noticed the running phase (current_phase(), notice_phase()).
 phase_stats* thread_recorder::due_phase(int64_t intended_ns) {
-  notice_phase(clock_.phase.load(std::memory_order_relaxed));
   const int p = clock_.phase_at(intended_ns);
   if (p >= 0 && p < past_below_.load(std::memory_order_relaxed)) [[unlikely]] {
     ++late_for_phase_;  // the workload said nothing was open there: its hold was wrong. Not lost: said.
@@ -235,7 +235,8 @@ void thread_recorder::error(error_kind k, int64_t now_ns, int status, int64_t in
   }
   roll(now_ns);
   ++window_->errors;
-  if (phase_stats* p = intended_ns >= 0 ? due_phase(intended_ns) : current_phase()) {
+  notice_phase(clock_.phase.load(std::memory_order_relaxed));
+  if (phase_stats* p = intended_ns >= 0 ? due_phase(intended_ns) : phase_slot(seen_phase_)) {
     ++p->errors[size_t(k)];
     count_status(*p, status);
     if (intended_ns >= 0) {
@@ -249,6 +250,7 @@ void thread_recorder::error(error_kind k, int64_t now_ns, int status, int64_t in
 }
 
 void thread_recorder::not_done(int64_t intended_ns, bool sent) {
+  notice_phase(clock_.phase.load(std::memory_order_relaxed));
   if (phase_stats* p = due_phase(intended_ns)) {
     ++p->due;
     ++(sent ? p->unfinished : p->not_sent);
@@ -259,7 +261,8 @@ void thread_recorder::not_done(int64_t intended_ns, bool sent) {
 
 void thread_recorder::count(const char* what, uint64_t n) {
   // With the op of a one-at-a-time thread open (its hold), its tallies go with it to its phase.
-  if (phase_stats* p = hold_ns_ != INT64_MAX ? due_phase(hold_ns_) : current_phase()) p->counts[what] += n;
+  phase_stats* now = current_phase();
+  if (phase_stats* p = hold_ns_ != INT64_MAX ? due_phase(hold_ns_) : now) p->counts[what] += n;
 }
 
 void thread_recorder::hand_in_left_phase(int now_phase) {
