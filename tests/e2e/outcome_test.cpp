@@ -370,11 +370,16 @@ name = "p"
 duration = "300ms"
 )";
   const std::string dir = tmp.path + "/ci/run-42";
-  const auto run = run_rig({"run", tmp.path + "/s.toml", "--run-dir", dir, "--quiet"}, tmp.path);
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--run-dir", dir, "--quiet", "--set", "seed=7"}, tmp.path);
   INFO(run.stdout_text() << run.err);
   REQUIRE(run.code == 0);
   CHECK(run.run_dir() == dir);
   CHECK(std::filesystem::exists(dir + "/report.json"));
+  // The seed the run drew from and its overrides, in the report; the copied scenario says how to rerun it.
+  const json r = run.report();
+  CHECK(r["scenario"]["seed"] == 7);
+  CHECK(r["scenario"]["sets"] == json::array({"seed=7"}));
+  CHECK(slurp(dir + "/scenario.toml").find("rig run scenario.toml --set 'seed=7'") != std::string::npos);
   const auto again = run_rig({"run", tmp.path + "/s.toml", "--run-dir", dir, "--quiet"}, tmp.path);
   CHECK(again.code == 2);
   CHECK(again.err.find("--run-dir " + dir + " exists") != std::string::npos);
