@@ -20,7 +20,7 @@ void sampler::start() {
     std::unique_lock lk(mu_);
     while (!stopping_) {
       lk.unlock();
-      sample_now();
+      sample_now(false);
       lk.lock();
       cv_.wait_for(lk, std::chrono::nanoseconds(interval_ns_), [&] { return stopping_; });
     }
@@ -36,7 +36,7 @@ void sampler::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-resource_sample sampler::sample_now() {
+resource_sample sampler::sample_now(bool at_boundary) {
   resource_sample s;
   s.t_ns = mono_ns();
   if (target_) s.target_main = read_proc(*target_);
@@ -47,9 +47,13 @@ resource_sample sampler::sample_now() {
     s.target = s.target_main;
   }
   s.self = read_proc(::getpid());
-  if (counters_ && (!target_ || s.target)) {
+  const auto stopped = [&] {
+    const auto head = target_ ? stat_head(*target_) : std::nullopt;
+    return head && (head->state == 'T' || head->state == 't');
+  };
+  if (counters_ && (!target_ || s.target) && !(at_boundary && stopped())) {
     try {
-      s.counters = counters_();
+      s.counters = counters_(at_boundary ? boundary_counters_ms : background_counters_ms);
     } catch (...) {
       // The target stopped answering; its absence shows as missing counters.
     }

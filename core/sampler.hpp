@@ -39,7 +39,8 @@ struct resource_sample {
 // phase boundaries so per-phase deltas are exact.
 class sampler {
  public:
-  using counter_source = std::function<std::map<std::string, int64_t>()>;
+  // The target's counters, waiting at most the given milliseconds for them.
+  using counter_source = std::function<std::map<std::string, int64_t>(int)>;
   using process_source = std::function<std::vector<pid_t>()>;
   // `processes`: the target's processes (its tree), read as one; absent: `target` alone.
   sampler(std::optional<pid_t> target, counter_source counters, int64_t interval_ns, const cgroup* cg = nullptr,
@@ -47,7 +48,11 @@ class sampler {
   ~sampler();
   void start();
   void stop();
-  resource_sample sample_now();
+  // A sample now: on the sampler's thread, or at a phase boundary, where it must not hold the
+  // phase up: the target's counters are waited for at most boundary_counters_ms there, and not
+  // asked of a stopped target (SIGSTOP) at all; the samples around it carry them then.
+  resource_sample sample_now(bool at_boundary = true);
+  static constexpr int boundary_counters_ms = 100, background_counters_ms = 1000;
   // In time order, from the last one before t_ns on (all of them from before the first).
   std::vector<resource_sample> samples_from(int64_t t_ns) const;
   // Drops the samples before t_ns but the last one (what samples_from(t_ns) reads), so a long

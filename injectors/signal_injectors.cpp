@@ -124,10 +124,11 @@ class pause_injector final : public injector {
 
   nlohmann::json measure(run_context&) override {
     std::lock_guard lk(mu_);
+    // A pause still on as the phase ends counts up to now (the revert ends it).
+    const double paused_s = double(paused_ns_ + (stopped_at_ ? mono_ns() - stopped_at_ : 0)) / 1e9;
     return {{"pauses", pauses_},
-            {"paused_s", double(paused_ns_) / 1e9},
-            {"summary", fmt::format("{} pauses, the target stopped for {:.2f}s in all", pauses_,
-                                    double(paused_ns_) / 1e9)}};
+            {"paused_s", paused_s},
+            {"summary", fmt::format("{} pauses, the target stopped for {:.2f}s in all", pauses_, paused_s)}};
   }
 
   undo_result revert(run_context&) noexcept override {

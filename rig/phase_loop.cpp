@@ -78,10 +78,12 @@ void phase_loop::begin_phase(size_t pi, run_wiring& wiring) {
       // Unreadable (the target is going): its counts run from apply's reading.
     }
   }
+  // The phase runs from here: the clock says so before anything else is read, so a request the
+  // workloads record meanwhile (the opening sample may take a moment) counts in it.
   const int64_t p0 = mono_ns();
+  rec_.clock.begin_phase(int(pi), p0);
   wiring.samples().sample_now();
   host_at_start_ = read_host_cpu();
-  rec_.clock.begin_phase(int(pi), p0);
   pr.start_s = t_s(p0);
   pr.start_wall = wall_s();
   con_.chatty << fmt::format("▶ {} ({:.1f}s){}\n", ph.name, double(ph.duration_ns) / 1e9,

@@ -109,7 +109,7 @@ void run_wiring::describe_target() {
 void run_wiring::start_sampler() {
   auto& tgt = *plan_.tgt;
   sampler_ = std::make_shared<sampler>(
-      tgt.pid(), [&tgt] { return tgt.counters(); }, 200 * ns_per_ms, target_cgroup(),
+      tgt.pid(), [&tgt](int timeout_ms) { return tgt.counters(timeout_ms); }, 200 * ns_per_ms, target_cgroup(),
       [&tgt] { return tgt.processes(); });
   stop_sampler_.set([this] { sampler_->stop(); });
   sampler_->start();

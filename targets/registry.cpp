@@ -70,8 +70,8 @@ class builtin_target final : public target, public socket_tunable {
     return std::nullopt;
   }
   std::optional<exit_info> died() override { return child_.ended(); }
-  std::map<std::string, int64_t> counters() override {
-    return control_client::parse_pairs(control_.request("stats"));
+  std::map<std::string, int64_t> counters(int timeout_ms) override {
+    return control_client::parse_pairs(control_.request("stats", timeout_ms));
   }
   socket_tunable* sockets() override { return this; }
   // `rig target` is this very binary: dynamically linked, so the shim can reach its file I/O.

@@ -57,8 +57,9 @@ class target {
   // Set once the target process has died: how ("killed by signal 9 (Killed)"), its exit
   // status or signal. A target rig did not start (endpoint) never says.
   virtual std::optional<exit_info> died() { return std::nullopt; }
-  // Internal counters (built-in target: live workers, queue depth, ...).
-  virtual std::map<std::string, int64_t> counters() { return {}; }
+  // Internal counters (built-in target: live workers, queue depth, ...), waiting at most
+  // timeout_ms for them (a stopped target answers nothing); throws when they did not come.
+  virtual std::map<std::string, int64_t> counters(int /*timeout_ms*/) { return {}; }
   // Optional ability: the target's sockets take a socket policy.
   virtual socket_tunable* sockets() { return nullptr; }
   // The program rig will execute, when its process can take the preload shim.

@@ -324,6 +324,15 @@ inject = ["stop_long"]
   // From the pause's end a request waits at most the backlog's drain: well under the 900 ms
   // stall that would show here if the stalled phase's requests were counted in this one.
   CHECK(workload(r, 2, "rr")["latency_us"]["p50"].get<double>() < 100'000);
+  // Each phase lasts what it was asked, a stopped target's included: a boundary does not wait
+  // for counters the stopped target cannot give (it held the last phase 2 s for a 2 s timeout).
+  const double asked[] = {1.0, 1.0, 1.0, 0.5};
+  for (size_t p = 0; p < 4; ++p) {
+    CAPTURE(p);
+    CHECK(r["phases"][p]["end_s"].get<double>() - r["phases"][p]["start_s"].get<double>() < asked[p] + 0.4);
+  }
+  // The pause still on as the last phase ended is counted (it was "stopped for 0.00s").
+  CHECK(r["phases"][3]["injections"][0]["measured"]["paused_s"].get<double>() >= 0.5);
   // The last phase ended with the target stopped: its requests were not answered in the run.
   const json& last = workload(r, 3, "rr");
   CHECK(last["not_sent"].get<uint64_t>() + last["unfinished"].get<uint64_t>() + last["ops"].get<uint64_t>() > 150);

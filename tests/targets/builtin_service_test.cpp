@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,8 +13,11 @@
 #include "../helpers.hpp"
 #include "core/clock.hpp"
 #include "core/fd.hpp"
+#include "core/proc.hpp"
+#include "core/process.hpp"
 #include "core/wire.hpp"
 #include "targets/builtin_service.hpp"
+#include "targets/control_client.hpp"
 
 using namespace rig;
 
@@ -173,4 +177,33 @@ TEST_CASE("a malformed frame closes the connection and is counted") {
   char b;
   CHECK(::recv(fd.get(), &b, 1, 0) == 0);  // closed by the target
   CHECK(svc.counters().protocol_errors == 1);
+}
+
+TEST_CASE("the control channel outlives a stopped target: a request times out, the next gets its own answer") {
+  // rig's sampler asks the target for its counters while a pause injector has it stopped: the
+  // request gives up at its own timeout, the channel stays, and once the target runs again the
+  // late reply is skipped rather than taken as the answer to the next request.
+  rig::testing::temp_dir tmp;
+  const std::string name = fmt::format("@rig-control-test-{}", ::getpid());
+  auto target = child_process::spawn({.argv = {RIG_BINARY, "target", "--port", "0", "--control", name},
+                                      .capture_stdout = true, .stderr_path = tmp.path + "/target.txt"});
+  REQUIRE(target.read_line(10'000));
+  control_client c;
+  c.connect(name, 2000);
+  REQUIRE(c.request("stats").find("requests=") != std::string::npos);
+  REQUIRE(::kill(target.pid(), SIGSTOP) == 0);
+  for (int i = 0; i < 5000 && stat_head(target.pid())->state != 'T'; ++i) ::usleep(1000);  // delivery is asynchronous
+  REQUIRE(stat_head(target.pid())->state == 'T');
+  const int64_t t0 = mono_ns();
+  CHECK_THROWS_WITH_AS(c.request("stats", 100), doctest::Contains("did not answer 'stats'"), std::runtime_error);
+  const double waited_ms = double(mono_ns() - t0) / 1e6;
+  CHECK(waited_ms >= 100);
+  CHECK(waited_ms < 1500);  // its own 100 ms, not the channel's 2 s
+  CHECK_THROWS(c.request("stats", 100));  // two replies owed now
+  REQUIRE(::kill(target.pid(), SIGCONT) == 0);
+  // The two owed "requests=..." replies come first and are skipped: this is policy's answer.
+  const std::string policy = c.request("policy");
+  CHECK(policy.rfind("nodelay=", 0) == 0);
+  CHECK(c.request("stats").find("requests=") != std::string::npos);
+  target.stop();
 }
