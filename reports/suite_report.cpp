@@ -15,6 +15,23 @@ json num_or_null(double v) { return std::isnan(v) ? json() : json(v); }
 
 }  // namespace
 
+std::map<std::string, double> suite_row::figure_values() const {
+  std::map<std::string, double> out;
+  for (const auto& [k, v] : {std::pair{"throughput_ops_s", throughput_ops_s}, std::pair{"p50_us", p50_us},
+                             std::pair{"p99_us", p99_us}, std::pair{"errors_pct", errors_pct}, std::pair{"p99_x", p99_x}})
+    if (!std::isnan(v)) out[k] = v;
+  return out;
+}
+
+void suite_row::set_figures_from_spread() {
+  const auto median = [&](const char* k) { return spread.count(k) ? spread.at(k).median : NAN; };
+  throughput_ops_s = median("throughput_ops_s");
+  p50_us = median("p50_us");
+  p99_us = median("p99_us");
+  errors_pct = median("errors_pct");
+  p99_x = median("p99_x");
+}
+
 std::vector<const suite_row*> suite_summary::failed() const {
   std::vector<const suite_row*> out;
   for (const auto& r : rows)
@@ -68,6 +85,9 @@ json to_json(const suite_summary& s) {
   for (const auto& r : s.rows) {
     json checks = json::array();
     for (const auto& c : r.failed_checks) checks.push_back({{"expr", c.expr}, {"actual", c.actual}});
+    json spread = json::object();  // --repeat: each key figure's median and range over the runs
+    for (const auto& [k, v] : r.spread)
+      spread[k] = {{"median", num_or_null(v.median)}, {"min", num_or_null(v.min)}, {"max", num_or_null(v.max)}, {"n", v.n}};
     rows.push_back({{"label", r.label},
                     {"file", r.file},
                     {"tags", r.tags},
@@ -79,6 +99,8 @@ json to_json(const suite_summary& s) {
                     {"passed", r.passed()},
                     {"run_dir", r.run_dir},
                     {"duration_s", r.duration_s},
+                    {"repeats", r.repeats},
+                    {"spread", spread},
                     {"failed_checks", checks},
                     {"why", r.why},
                     {"figures",
@@ -108,7 +130,9 @@ std::string suite_table(const suite_summary& s) {
     for (const auto& c : r.failed_checks) o += fmt::format("    FAIL {} (actual {})\n", c.expr, c.actual);
     if (!r.why.empty() && !r.passed()) o += fmt::format("    {}\n", r.why);
   }
-  o += "(figures: the last phase's first workload; p99 × against the first phase)\n";
+  const bool repeated = std::any_of(s.rows.begin(), s.rows.end(), [](const suite_row& r) { return r.repeats > 1; });
+  o += fmt::format("(figures: the last phase's first workload{}; p99 × against the first phase)\n",
+                   repeated ? ", the median of each scenario's runs (checks judged on medians too)" : "");
   return o;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "reports/report.hpp"
+#include "reports/sweep_report.hpp"
 
 namespace rig {
 
@@ -28,7 +29,14 @@ struct suite_row {
   // Key figures: the last phase (a sweep's measured phase at its last level), its first workload.
   std::string phase, workload;
   double throughput_ops_s = NAN, p50_us = NAN, p99_us = NAN, errors_pct = NAN, p99_x = NAN;
+  // --repeat N: the runs, and each key figure's median and range over them (the figures above
+  // are the medians).
+  int repeats = 1;
+  std::map<std::string, spread_stat> spread;
   bool passed() const { return exit_code == 0; }
+  // The key figures that have a value, by their suite.json name.
+  std::map<std::string, double> figure_values() const;
+  void set_figures_from_spread();
 };
 
 struct suite_summary {
@@ -43,7 +51,6 @@ struct suite_summary {
 // The key figures of a run's report into its row (status, failed checks, figures).
 void fill_row(suite_row& row, const run_report& r);
 // A sweep's: its status, failed curve checks and levels, the last level's medians.
-struct sweep_summary;
 void fill_row(suite_row& row, const sweep_summary& s);
 
 nlohmann::json to_json(const suite_summary& s);  // suite.json

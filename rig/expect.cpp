@@ -30,7 +30,7 @@ const std::vector<std::string> workload_metrics = {
 const std::vector<std::string> ratio_metrics = {"p50_x", "p99_x", "throughput_x"};
 // What report.json's events can be; "events.<kind>" counts them.
 const std::vector<std::string> event_kinds = {"target_exit", "oom_kill", "memory_limit", "phases_skipped",
-                                              "interrupted", "cleanup_failed", "errors_began"};
+                                              "interrupted", "cleanup_failed", "errors_began", "crash"};
 
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -183,13 +183,24 @@ std::optional<check_expr> parse_check(const std::string& text, const source_pos&
   return c;
 }
 
-check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) {
-  using nlohmann::json;
-  const auto& p = c.path;
-  std::optional<double> actual;
+namespace {
+
+// A check's figure in one report, or why it has none.
+struct check_reading {
+  std::optional<double> value;
   std::string no_value = "no value (the phase did not run or recorded nothing)";
   std::string qualifier;  // said beside a value that stands on few samples
   std::string lagged;     // said beside a failed check when the generator limited the phase
+};
+
+check_reading read_check(const check_expr& c, const nlohmann::json& report) {
+  using nlohmann::json;
+  const auto& p = c.path;
+  check_reading r;
+  auto& actual = r.value;
+  auto& no_value = r.no_value;
+  auto& qualifier = r.qualifier;
+  auto& lagged = r.lagged;
   auto find_phase = [&](const std::string& name) -> const json* {
     for (const auto& ph : report.at("phases"))
       if (ph.at("name") == name) return &ph;
@@ -253,10 +264,43 @@ check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) 
       }
     }
   }
-  if (!actual) return {false, no_value + lagged};
-  const bool ok = holds(*actual, c.op, c.rhs);
-  return {ok, format_actual(kind_of(p), *actual) + qualifier + (ok ? "" : lagged)};
+  return r;
 }
+
+}  // namespace
+
+check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report) {
+  const auto r = read_check(c, report);
+  if (!r.value) return {false, r.no_value + r.lagged};
+  const bool ok = holds(*r.value, c.op, c.rhs);
+  return {ok, format_actual(kind_of(c.path), *r.value) + r.qualifier + (ok ? "" : r.lagged)};
+}
+
+check_outcome evaluate_check_median(const check_expr& c, const std::vector<nlohmann::json>& reports) {
+  std::vector<double> values;
+  std::string no_value;
+  size_t lagged = 0;
+  for (const auto& report : reports) {
+    const auto r = read_check(c, report);
+    if (r.value) values.push_back(*r.value);
+    else if (no_value.empty()) no_value = r.no_value;
+    lagged += !r.lagged.empty();
+  }
+  const size_t n = reports.size();
+  // A run without the figure (nothing answered) is no sample of it: the median is of every run or none.
+  if (values.size() < n || n == 0)
+    return {false, fmt::format("no value in {} of {} runs: {}", n - values.size(), n, no_value)};
+  const spread_stat s = spread_stat::of(values);
+  const bool ok = holds(s.median, c.op, c.rhs);
+  const unit_kind k = kind_of(c.path);
+  std::string text = fmt::format("{} (median of {} runs: {} to {})", format_actual(k, s.median), n,
+                                 format_actual(k, s.min), format_actual(k, s.max));
+  if (!ok && lagged)
+    text += fmt::format("; rig's generator lagged in {} of the {} runs: the figure may be rig's, not the target's",
+                        lagged, n);
+  return {ok, text};
+}
+
 
 namespace {
 

@@ -33,6 +33,9 @@ struct check_outcome {
 };
 
 check_outcome evaluate_check(const check_expr& c, const nlohmann::json& report);
+// The same on several runs of one scenario (`rig suite --repeat N`): the median of the check's
+// figure over the runs, each of which must have it; the actual text gives the median and range.
+check_outcome evaluate_check_median(const check_expr& c, const std::vector<nlohmann::json>& reports);
 
 // A check on a sweep's curve ([sweep] expect), on the medians of each level's runs:
 //   knee.<workload>.level >= 3000/s         where the knee is, in the swept key's unit (no knee:

@@ -310,9 +310,10 @@ int cmd_suite(const suite_request& req, const run_options& base, const std::stri
                                e.sets.empty() ? "" : fmt::format(" --set {}", fmt::join(e.sets, " --set ")),
                                e.phase_duration.empty() ? "" : ", every phase " + e.phase_duration);
     }
-    std::cout << fmt::format("rig suite: {}: {} scenario{} valid{}; nothing run (--dry-run)\n", plan.name,
+    std::cout << fmt::format("rig suite: {}: {} scenario{} valid{}{}; nothing run (--dry-run)\n", plan.name,
                              plan.entries.size(), plan.entries.size() == 1 ? "" : "s",
-                             plan.filtered_out.empty() ? "" : fmt::format(", {} left out by --filter/--skip", plan.filtered_out.size()));
+                             plan.filtered_out.empty() ? "" : fmt::format(", {} left out by --filter/--skip", plan.filtered_out.size()),
+                             plan.repeat > 1 ? fmt::format(", each to run {} times", plan.repeat) : "");
     return exit_ok;
   }
   if (!junit_writable("suite", junit)) return exit_usage;
@@ -476,7 +477,7 @@ struct cli_args {
   std::string phase_duration;
   bool dry_run = false, report_schema = false;
   std::string format, export_out, history_dir, history_out, scenario_name;
-  int repeat = 1;
+  int repeat = 1, suite_repeat = 0;
   std::vector<std::string> fail_ifs;
 };
 
@@ -522,6 +523,10 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
                       "every phase of every scenario this long, e.g. 1s (a short smoke run)");
   c.suite->add_option("--filter", a.filters, "run only the scenarios with this tag (repeatable: any of them)");
   c.suite->add_option("--skip", a.skips, "leave out the scenarios with this tag (repeatable), e.g. --skip external");
+  c.suite->add_option("--repeat", a.suite_repeat,
+                      "run each scenario N times (a --repeat directory each) and judge its checks on the median of the "
+                      "runs: a gate that holds on a noisy host (overrides the suite file's repeat)")
+      ->check(CLI::Range(1, 100));
   c.suite->add_option("--junit", a.junit, "also write JUnit XML: a testsuite per scenario, a testcase per check");
   c.suite->add_option("--out", a.out_dir, "directory the suite's directory is created in")->capture_default_str();
   c.suite->add_flag("--dry-run", a.dry_run, "check every scenario and list what would run, in order; run nothing");
@@ -612,7 +617,8 @@ int dispatch(const cli_commands& c, const cli_args& a) {
       o.quiet = a.quiet;
       o.cleanup_first = a.cleanup_first;
       o.progress_every_s = a.progress_s;
-      return cmd_suite({a.paths, a.sets, a.filters, a.skips, a.phase_duration, a.allow_remote}, o, a.junit, a.dry_run);
+      return cmd_suite({a.paths, a.sets, a.filters, a.skips, a.phase_duration, a.suite_repeat, a.allow_remote}, o,
+                       a.junit, a.dry_run);
     }
     if (*c.validate) return cmd_validate(a.file, a.sets, a.allow_remote);
     if (*c.target) return cmd_target(a.bind_addr, a.port, a.control, a.sets);

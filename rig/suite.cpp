@@ -19,6 +19,8 @@
 #include "reports/junit.hpp"
 #include "reports/suite_report.hpp"
 #include "rig/controller.hpp"
+#include "rig/expect.hpp"
+#include "rig/repeat.hpp"
 #include "rig/sweep.hpp"
 
 namespace rig {
@@ -35,6 +37,10 @@ const option_table& suite_options() {
       {.name = "phase_duration", .type = opt_type::duration, .default_text = "",
        .help = "every phase of every scenario this long (a short smoke run of long scenarios)", .min = 100e6,
        .max = 7 * 24 * 3600e9},
+      {.name = "repeat", .type = opt_type::integer, .default_text = "1",
+       .help = "run each scenario this many times and judge its checks on the median of the runs (a gate on a noisy "
+               "host); --repeat overrides it",
+       .min = 1, .max = 100},
   };
   return t;
 }
@@ -65,6 +71,7 @@ class suite_planner {
     if (found_.empty() && diags_.empty()) diags_.add({"", 0, 0, "rig suite"}, "no scenario found in the paths given");
     for (auto& f : found_) load(f);
     filter();
+    if (req_.repeat > 0) plan_.repeat = req_.repeat;
     if (!diags_.empty()) throw input_error(diags_);
     return std::move(plan_);
   }
@@ -127,6 +134,7 @@ class suite_planner {
       first_suite_ = false;
       if (v.is_set("name")) plan_.name = v.str("name");
       if (v.is_set("description")) plan_.description = v.str("description");
+      if (v.is_set("repeat")) plan_.repeat = int(v.integer("repeat"));
       if (!valid_name(plan_.name))
         diags_.add(v.where("name"), fmt::format("'name' must be {} (it names the suite's directory)", name_rule()));
     }
@@ -244,26 +252,111 @@ suite_row row_of(const suite_entry& e) {
   return row;
 }
 
-entry_outcome run_entry(const suite_entry& e, run_options ro, const std::string& suite_dir) {
+// What to do about a scenario refused before it ran ("" for any other exit).
+std::string refusal_why(int code) {
+  if (code == exit_stale_state)
+    return "refused: the host still holds a killed rig's changes; run `rig cleanup` (it says what it undid), or the "
+           "suite again with --cleanup-first";
+  if (code == exit_capability)
+    return "refused: this host cannot run it (the suite's output names the injector and why; `rig doctor` lists what "
+           "each needs)";
+  if (code == exit_usage) return "refused: the scenario is not valid here (the suite's output names the file, line and key)";
+  return "";
+}
+
+// A scenario's repeats as one verdict (rig suite --repeat N): its [expect] checks on the median
+// of the runs' figures; anything else that failed in a run (an injection not verified, a run
+// that failed or was interrupted, an implicit check: the target dying, a workload answering
+// nothing in the first phase) fails it, naming the run. The row's figures are the medians, and
+// their spread; the outcome's report (what JUnit reads) is the first run's with these checks.
+void judge_repeats(entry_outcome& o, const scenario& sc, std::vector<run_report>& reports, int repeat, int code) {
+  suite_row& row = o.row;
+  row.repeats = repeat;
+  std::vector<std::string> problems;
+  std::string worst;  // interrupted, then failed, then unverified
+  const auto rank = [](const std::string& s) { return s == "interrupted" ? 3 : s == "failed" ? 2 : s == "unverified" ? 1 : 0; };
+  std::vector<expectation_row> checks;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    const run_report& r = reports[i];
+    if (rank(r.status) > 0) {
+      if (rank(r.status) > rank(worst)) worst = r.status;
+      suite_row one;
+      fill_row(one, r);
+      problems.push_back(fmt::format("run {}: {}{}", i + 1, r.status, one.why.empty() ? "" : ": " + one.why));
+    }
+    for (const auto& e : r.expectations)
+      if (!e.ok && std::none_of(sc.checks.begin(), sc.checks.end(), [&](const check_expr& c) { return c.text == e.expr; }))
+        checks.push_back({fmt::format("{} (run {})", e.expr, i + 1), false, e.actual});
+  }
+  if (int(reports.size()) < repeat)
+    problems.push_back(fmt::format("{} of {} runs left no report (exit {})", repeat - int(reports.size()), repeat, code));
+  if (!reports.empty()) {
+    std::vector<nlohmann::json> docs;
+    for (const auto& r : reports) docs.push_back(to_json(r));
+    for (const auto& c : sc.checks) {
+      const auto m = evaluate_check_median(c, docs);
+      checks.push_back({c.text, m.ok, m.actual});
+    }
+  }
+  for (const auto& c : checks)
+    if (!c.ok) row.failed_checks.push_back(c);
+  row.status = code == 130 || code == 143             ? "interrupted"
+               : !worst.empty()                         ? worst
+               : int(reports.size()) < repeat           ? "failed"
+               : !row.failed_checks.empty()             ? "checks_failed"
+                                                        : "ok";
+  row.exit_code = code == 130 || code == 143 ? code : exit_of_status(row.status);
+  row.why = fmt::format("{}", fmt::join(problems, "; "));
+  // The key figures: each run's, their median and range.
+  std::map<std::string, std::vector<double>> each;
+  for (const auto& r : reports) {
+    suite_row one;
+    fill_row(one, r);
+    if (row.phase.empty()) {
+      row.phase = one.phase;
+      row.workload = one.workload;
+    }
+    for (const auto& [k, v] : one.figure_values()) each[k].push_back(v);
+  }
+  for (auto& [k, v] : each) row.spread[k] = spread_stat::of(v);
+  row.set_figures_from_spread();
+  if (!reports.empty()) {
+    o.report = std::move(reports.front());
+    o.report->expectations = std::move(checks);
+    o.report->status = row.status;
+    o.report->failure = row.why;
+  }
+}
+
+entry_outcome run_entry(const suite_entry& e, run_options ro, const std::string& suite_dir, int repeat) {
   entry_outcome o{row_of(e), {}, {}, false};
   suite_row& row = o.row;
   ro.out_base = suite_dir;
   std::string ran_in;
   ro.ran_in = &ran_in;
   const int64_t t0 = mono_ns();
+  if (repeat > 1 && !row.sweep) {
+    std::vector<run_report> reports;
+    const int code = run_repeat(e.sc, repeat, ro, &reports);
+    row.duration_s = double(mono_ns() - t0) / 1e9;
+    row.exit_code = code;
+    row.status = status_of_exit(code);
+    if (ran_in.empty() || reports.empty()) {  // refused before a run finished: what to do about it
+      row.why = refusal_why(code);
+      if (!ran_in.empty()) row.run_dir = fs::path(ran_in).filename().string();
+      return o;
+    }
+    row.run_dir = fs::path(ran_in).filename().string();
+    judge_repeats(o, e.sc, reports, repeat, code);
+    if (o.report) o.report->run_dir = ran_in;
+    return o;
+  }
   const int code = row.sweep ? run_sweep(e.sc, e.run_sets, ro, &o.sweep) : run_scenario(e.sc, ro);
   row.duration_s = double(mono_ns() - t0) / 1e9;
   row.exit_code = code;
   row.status = status_of_exit(code);
   if (ran_in.empty()) {  // refused before a run directory was made: what to do about it
-    if (code == exit_stale_state)
-      row.why = "refused: the host still holds a killed rig's changes; run `rig cleanup` (it says what it undid), "
-                "or the suite again with --cleanup-first";
-    else if (code == exit_capability)
-      row.why = "refused: this host cannot run it (the suite's output names the injector and why; `rig doctor` "
-                "lists what each needs)";
-    else if (code == exit_usage)
-      row.why = "refused: the scenario is not valid here (the suite's output names the file, line and key)";
+    row.why = refusal_why(code);
     return o;
   }
   row.run_dir = fs::path(ran_in).filename().string();
@@ -316,8 +409,9 @@ int run_suite(const suite_plan& plan, const run_options& opts, const std::string
   sum.skips = plan.skips;
   sum.filtered_out = plan.filtered_out;
   const size_t n = plan.entries.size();
-  out << fmt::format("rig suite: {} — {} scenario{}{}, in {}\n", plan.name, n, n == 1 ? "" : "s",
+  out << fmt::format("rig suite: {} — {} scenario{}{}{}, in {}\n", plan.name, n, n == 1 ? "" : "s",
                      plan.filtered_out.empty() ? "" : fmt::format(" ({} left out by --filter/--skip)", plan.filtered_out.size()),
+                     plan.repeat > 1 ? fmt::format(", each {} times (checks on the medians)", plan.repeat) : "",
                      sum.dir);
   out.flush();
   std::vector<entry_outcome> outcomes;
@@ -335,7 +429,7 @@ int run_suite(const suite_plan& plan, const run_options& opts, const std::string
     out.flush();
     run_options ro = opts;
     ro.cleanup_first = opts.cleanup_first && i == 0;
-    outcomes.push_back(run_entry(e, ro, sum.dir));
+    outcomes.push_back(run_entry(e, ro, sum.dir, plan.repeat));
     const suite_row& row = outcomes.back().row;
     out << fmt::format("[{}/{}] {}: {} (exit {}) in {:.1f} s\n", i + 1, n, e.label, row.status, row.exit_code,
                        row.duration_s);

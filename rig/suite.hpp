@@ -23,11 +23,15 @@ struct suite_entry {
 struct suite_request {
   std::vector<std::string> paths, sets, filters, skips;
   std::string phase_duration;  // "" or a duration every phase of every scenario takes
+  int repeat = 0;              // --repeat N (0: the suite file's `repeat`, else 1)
   bool allow_remote = false;
 };
 
 struct suite_plan {
   std::string name = "suite", description;
+  // Each scenario this many times, judged on the median of its runs (a sweep keeps its own
+  // [sweep] repeats: its checks are on medians already).
+  int repeat = 1;
   std::vector<suite_entry> entries;
   std::vector<std::string> filters, skips, filtered_out;
 };

@@ -97,6 +97,56 @@ TEST_CASE("rig suite: a suite file's scenarios run in turn with their overrides,
   CHECK(count(xml, "<testsuite ") == 2);
 }
 
+TEST_CASE("rig suite --repeat: each scenario run N times, its checks judged on the medians, their spread in suite.json") {
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/holds.toml") << small_scenario("holds", "base.rr.errors == 0");
+  std::ofstream(tmp.path + "/fails.toml") << small_scenario("fails", "base.rr.latency.p50 < 1us");
+  // The suite file asks for 3; --repeat on the command line overrides it.
+  std::ofstream(tmp.path + "/gate.toml") << "name = \"gate\"\nrepeat = 3\nphase_duration = \"500ms\"\n"
+                                            "[[scenarios]]\nfile = \"holds.toml\"\n[[scenarios]]\nfile = \"fails.toml\"\n";
+  const std::string junit = tmp.path + "/junit.xml";
+  const auto r = run_rig({"suite", tmp.path + "/gate.toml", "--repeat", "2", "--out", tmp.path, "--junit", junit, "-q"},
+                         tmp.path, 120'000);
+  const std::string out = r.stdout_text();
+  INFO(out << r.err);
+  CHECK(r.code == 1);
+  CHECK(out.find("2 scenarios, each 2 times (checks on the medians)") != std::string::npos);
+  CHECK(out.find("[2/2] ok") != std::string::npos);  // run_repeat's line per run
+  CHECK(out.find("rig suite: 1 of 2 failed: fails (checks_failed)") != std::string::npos);
+  CHECK(out.find("the median of each scenario's runs") != std::string::npos);
+  const std::string dir = suite_dir(r);
+  const auto s = nlohmann::json::parse(slurp(dir + "/suite.json"));
+  REQUIRE(s["scenarios"].size() == 2);
+  for (const auto& row : s["scenarios"]) {
+    CAPTURE(row.dump());
+    CHECK(row["repeats"] == 2);
+    CHECK(row["run_dir"].get<std::string>().ends_with("-repeat"));
+    // Its runs, each a run directory with its report, and the repeat's summary beside them.
+    const std::string rep = dir + "/" + row["run_dir"].get<std::string>();
+    CHECK(fs::exists(rep + "/repeat.json"));
+    size_t runs = 0;
+    for (const auto& e : fs::directory_iterator(rep)) runs += fs::exists(e.path() / "report.json");
+    CHECK(runs == 2);
+    // Each key figure's median and range over the two runs; the row's figure is the median.
+    const auto& p50 = row["spread"]["p50_us"];
+    CHECK(p50["n"] == 2);
+    CHECK(p50["min"].get<double>() <= p50["median"].get<double>());
+    CHECK(p50["median"].get<double>() <= p50["max"].get<double>());
+    CHECK(row["figures"]["p50_us"].get<double>() == p50["median"].get<double>());
+  }
+  CHECK(s["scenarios"][0]["status"] == "ok");
+  const auto& failed = s["scenarios"][1];
+  CHECK(failed["status"] == "checks_failed");
+  CHECK(failed["exit_code"] == 1);
+  REQUIRE(failed["failed_checks"].size() == 1);
+  CHECK(failed["failed_checks"][0]["expr"] == "base.rr.latency.p50 < 1us");
+  CHECK(failed["failed_checks"][0]["actual"].get<std::string>().find("(median of 2 runs: ") != std::string::npos);
+  // JUnit: a testsuite per scenario, its check's failure with the median's text.
+  const std::string xml = slurp(junit);
+  CHECK(count(xml, "<testsuite ") == 2);
+  CHECK(xml.find("median of 2 runs") != std::string::npos);
+}
+
 TEST_CASE("rig suite: a directory's scenarios, --filter and --skip by tag, an unknown tag refused with the tags there are") {
   temp_dir tmp;
   fs::create_directories(tmp.path + "/d");

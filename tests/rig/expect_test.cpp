@@ -160,3 +160,41 @@ TEST_CASE("sweep checks: bad ones name what is wrong and the nearest valid name"
   CHECK(sweep_error("all.rr.p99").find("expected '<path> <op> <value>'") != std::string::npos);
   CHECK(sweep_error("all.target.p99 < 1ms").find("figures: cpu_pct, rss_max") != std::string::npos);
 }
+
+TEST_CASE("a check on repeats is judged on the median of its runs, each of which must have the figure") {
+  // Three runs of one scenario: one slow outlier (a noisy host) does not decide the check.
+  const auto with_p99 = [](double p99, double errors_pct) {
+    nlohmann::json r = report;
+    r["phases"][0]["workloads"]["rr"]["latency_us"]["p99"] = p99;
+    r["phases"][0]["workloads"]["rr"]["errors_pct"] = errors_pct;
+    return r;
+  };
+  const std::vector<nlohmann::json> runs = {with_p99(200, 0), with_p99(9000, 2.5), with_p99(210, 0)};
+  diagnostics d;
+  const auto p99 = parse_check("baseline.rr.latency.p99 < 1ms", {}, {"baseline", "nagle"}, {"rr"}, d);
+  REQUIRE(p99);
+  const auto o = evaluate_check_median(*p99, runs);
+  CHECK(o.ok);
+  CHECK(o.actual == "210.0us (median of 3 runs: 200.0us to 9.00ms)");
+  CHECK_FALSE(evaluate_check(*p99, runs[1]).ok);  // the outlier alone fails it
+  // The median decides both ways: two runs of three over the bound fail it.
+  const std::vector<nlohmann::json> slow = {with_p99(200, 0), with_p99(9000, 0), with_p99(8000, 0)};
+  const auto f = evaluate_check_median(*p99, slow);
+  CHECK_FALSE(f.ok);
+  CHECK(f.actual == "8.00ms (median of 3 runs: 200.0us to 9.00ms)");
+  const auto pct = parse_check("baseline.rr.errors_pct < 1%", {}, {"baseline", "nagle"}, {"rr"}, d);
+  REQUIRE(pct);
+  CHECK(evaluate_check_median(*pct, runs).ok);  // 0, 0, 2.5: median 0
+  // A run where the figure is missing (nothing answered) is not left out: the check fails, saying so.
+  nlohmann::json silent = report;
+  silent["phases"][0]["workloads"]["rr"]["latency_us"]["count"] = 0;
+  const auto m = evaluate_check_median(*p99, {runs[0], silent, runs[2]});
+  CHECK_FALSE(m.ok);
+  CHECK(m.actual.rfind("no value in 1 of 3 runs: no value (phase baseline has no successful reply of rr)", 0) == 0);
+  // A failing median in phases where the generator lagged says in how many runs.
+  const auto lag = parse_check("nagle.rr.latency.p50 < 1ms", {}, {"baseline", "nagle"}, {"rr"}, d);
+  REQUIRE(lag);
+  const auto l = evaluate_check_median(*lag, {report, report});
+  CHECK_FALSE(l.ok);
+  CHECK(l.actual.find("rig's generator lagged in 2 of the 2 runs") != std::string::npos);
+}
