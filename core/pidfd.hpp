@@ -11,5 +11,8 @@ namespace rig {
 inline int open_pidfd(pid_t pid) { return int(::syscall(SYS_pidfd_open, pid, 0)); }
 // Sends `sig` to the process a pidfd holds; -1 with errno ESRCH once it has exited.
 inline int pidfd_signal(int pidfd, int sig) { return int(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0)); }
+// A copy, in this process, of descriptor `fd` of the process a pidfd holds (Linux 5.6; needs
+// the right to ptrace it: root); -1 with errno. Close-on-exec.
+inline int pidfd_getfd(int pidfd, int fd) { return int(::syscall(SYS_pidfd_getfd, pidfd, fd, 0)); }
 
 }  // namespace rig

@@ -20,6 +20,10 @@ std::string socket_policy::str() const {
 }
 
 namespace {
+int locks_of(const socket_policy& p) {
+  return (p.send_buffer ? buf_lock_send : 0) | (p.receive_buffer ? buf_lock_receive : 0);
+}
+
 int read_int(int fd, int level, int name) {
   int v = 0;
   socklen_t len = sizeof v;
@@ -36,11 +40,19 @@ void socket_set::add(int fd) {
 
 void socket_set::reset_socket_policy(const socket_policy& prior) {
   std::lock_guard lk(mu_);
+  const int keep = locks_of(prior);
   for (const auto& [fd, orig] : fds_) {
     socket_policy back = prior;
     if (!back.send_buffer && policy_.send_buffer) back.send_buffer = orig.send;
     if (!back.receive_buffer && policy_.receive_buffer) back.receive_buffer = orig.receive;
     apply_socket_policy(fd, back);
+    // The sizes put back are fixed as any set size is: hand them to the kernel's autotuning.
+    if (locks_of(policy_) & ~keep) {
+      int locks = 0;
+      socklen_t len = sizeof locks;
+      if (::getsockopt(fd, SOL_SOCKET, so_buf_lock, &locks, &len) == 0 && (locks & ~keep))
+        ::setsockopt(fd, SOL_SOCKET, so_buf_lock, &keep, sizeof keep);
+    }
   }
   policy_ = prior;
 }
@@ -68,7 +80,11 @@ socket_report socket_set::check_socket_policy(const socket_policy& p) {
   socket_report r;
   for (const auto& [fd, orig] : fds_) {
     ++r.sockets;
-    if (socket_matches(fd, p)) ++r.matching;
+    // A size the policy does not set must not stay fixed (autotuning on), where the kernel says.
+    int locks = 0;
+    socklen_t len = sizeof locks;
+    const bool fixed = ::getsockopt(fd, SOL_SOCKET, so_buf_lock, &locks, &len) == 0 && (locks & ~locks_of(p));
+    if (socket_matches(fd, p) && !fixed) ++r.matching;
   }
   return r;
 }

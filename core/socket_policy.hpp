@@ -66,6 +66,11 @@ class socket_set : public socket_tunable {
   socket_policy policy_;
 };
 
+// setsockopt(SOL_SOCKET, SO_BUF_LOCK, mask) (Linux 5.14): which buffer sizes are fixed on the
+// socket (1: send, 2: receive). SO_SNDBUF/SO_RCVBUF fix theirs, switching the kernel's
+// autotuning off for the socket's life; clearing the bit hands the size back to it.
+inline constexpr int so_buf_lock = 72, buf_lock_send = 1, buf_lock_receive = 2;
+
 // Applies a policy to one fd with setsockopt.
 bool apply_socket_policy(int fd, const socket_policy& p);
 // True when every field of the policy reads back from the fd as asked (SO_*BUF: the

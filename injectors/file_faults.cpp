@@ -66,13 +66,18 @@ class file_faults_injector final : public injector {
       const int64_t a = now.count(k) ? now.at(k) : 0, b = from_.count(k) ? from_.at(k) : 0;
       return a - b;
     };
+    // Counts of processes that exited meanwhile (a per-connection backend) are kept by the shim's page.
     const int64_t calls = delta("file_calls"), failed = delta("file_failed"), delayed = delta("file_delayed");
+    const int64_t exited = delta("processes_exited_with_file_calls");
     return {{"calls", calls},
             {"failed", failed},
             {"delayed", delayed},
-            {"summary", fmt::format("{} {} call{} under {}: {} failed{}, {} delayed", calls, ops_text(),
+            {"processes_exited", exited},
+            {"summary", fmt::format("{} {} call{} under {}: {} failed{}, {} delayed{}", calls, ops_text(),
                                     calls == 1 ? "" : "s", prefix_, failed,
-                                    error_ ? " with " + opts_.str("error") : "", delayed)}};
+                                    error_ ? " with " + opts_.str("error") : "", delayed,
+                                    exited ? fmt::format(" ({} of the processes that made them have exited)", exited)
+                                           : "")}};
   }
 
   undo_result revert(run_context& ctx) noexcept override {

@@ -1,6 +1,7 @@
 #pragma once
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -46,6 +47,7 @@ struct run_context {
   int64_t phase_duration_ns = 0;            // the phase being applied, for a schedule to fit in it (0: open)
   uint64_t seed = 0;                        // the scenario's: every random choice an injector makes draws from it
   bool target_started = false;  // the target is a process rig starts (its kind says so), not one already running
+  std::function<std::vector<pid_t>()> target_processes;  // the target's whole tree, when rig can see it
 };
 
 struct probe_result {

@@ -82,7 +82,11 @@ socket_report preload_shim::publish_and_wait() {
     std::vector<pid_t> answered;
     for (auto& p : ctl_->procs) {
       const int32_t pid = load(&p.pid);
-      if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) continue;
+      if (pid <= 0) continue;
+      if (::kill(pid, 0) != 0 && errno == ESRCH) {  // gone: what it counted is kept with the retired
+        rig_shim_retire(ctl_, &p, pid, 1);
+        continue;
+      }
       ++processes;
       // Dormant (no TCP socket yet, so no watcher): nothing to apply, its file calls read the faults
       // themselves; it answers while the pid still runs the image that claimed the slot.
@@ -103,16 +107,41 @@ socket_report preload_shim::publish_and_wait() {
       r.counters["file_calls"] += load(&p.file_calls);
       r.counters["file_delayed"] += load(&p.file_delayed);
       r.counters["file_failed"] += load(&p.file_failed);
+      r.counters["buffers_restored"] += load(&p.buf_restored);
+      r.counters["buffers_fixed"] += load(&p.buf_fixed);
+      r.counters["buffers_fixed_bytes"] = std::max<int64_t>(r.counters["buffers_fixed_bytes"], load(&p.buf_fixed_bytes));
     }
+    // What processes that are gone counted (a backend that served one connection and exited).
+    const rig_shim_proc& gone = ctl_->retired;
+    r.counters["setsockopt_overridden"] += load(&gone.setsockopt_overridden);
+    r.counters["tcp_sockets_seen"] += load(&gone.tracked_total);
+    r.counters["nodelay_forced"] += load(&gone.nodelay_forced);
+    r.counters["sndbuf_clamped"] += load(&gone.sndbuf_clamped);
+    r.counters["rcvbuf_clamped"] += load(&gone.rcvbuf_clamped);
+    r.counters["file_calls"] += load(&gone.file_calls);
+    r.counters["file_delayed"] += load(&gone.file_delayed);
+    r.counters["file_failed"] += load(&gone.file_failed);
+    r.counters["buffers_restored"] += load(&gone.buf_restored);
+    r.counters["buffers_fixed"] += load(&gone.buf_fixed);
+    r.counters["processes_exited"] = load(&ctl_->retired_procs);
+    r.counters["processes_exited_with_sockets"] = load(&ctl_->retired_with_sockets);
+    r.counters["processes_exited_with_file_calls"] = load(&ctl_->retired_with_files);
+    r.counters["processes_without_slot"] = load(&ctl_->slotless);
     r.counters["processes"] = processes;
     if (all || mono_ns() > deadline) {
       r.counters["processes_not_answering"] = stale;
       r.counters["serving_processes"] = int64_t(serving.size());
       r.counters["serving_sockets"] = server_sockets;
-      r.detail = fmt::format("shim in {} process{}{}: {} TCP sockets seen, {} of the program's setsockopt calls overridden",
+      const int64_t exited = r.counters["processes_exited"], slotless = r.counters["processes_without_slot"];
+      r.detail = fmt::format("shim in {} process{}{}{}: {} TCP sockets seen, {} of the program's setsockopt calls "
+                             "overridden{}",
                              processes, processes == 1 ? "" : "es",
+                             exited ? fmt::format(" and {} that exited since", exited) : "",
                              stale ? fmt::format(" ({} did not answer)", stale) : "", r.counters["tcp_sockets_seen"],
-                             r.counters["setsockopt_overridden"]);
+                             r.counters["setsockopt_overridden"],
+                             slotless ? fmt::format("; {} process{} found no slot on rig's control page: not counted",
+                                                    slotless, slotless == 1 ? "" : "es")
+                                      : "");
       check_reach(r, serving, answered);
       return r;
     }

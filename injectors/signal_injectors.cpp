@@ -6,11 +6,13 @@
 #include <condition_variable>
 #include <fmt/format.h>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <thread>
 
-#include "core/proc.hpp"
 #include "core/clock.hpp"
+#include "core/listener.hpp"
+#include "core/proc.hpp"
 #include "core/units.hpp"
 
 namespace rig {
@@ -181,7 +183,7 @@ class pause_injector final : public injector {
 class kill_injector final : public injector {
  public:
   explicit kill_injector(const option_values& v)
-      : opts_(v), at_ns_(v.duration_ns("at")), signal_(signal_number(v.str("signal"))) {}
+      : opts_(v), at_ns_(v.duration_ns("at")), signal_(signal_number(v.str("signal"))), child_(v.str("process") == "child") {}
 
   probe_result probe(const run_context& ctx) override {
     if (auto p = needs_started_target(ctx, signals_only_its_own)) return *p;
@@ -192,13 +194,22 @@ class kill_injector final : public injector {
     if (!ctx.target_pid) throw std::runtime_error("kill: the target has no process");
     pid_ = *ctx.target_pid;
     sent_at_ns_ = 0;
+    sent_to_ = 0;
     t0_ = mono_ns();
+    processes_ = ctx.target_processes;
     schedule_.start([this](scheduled& s) {
       if (!s.sleep_until(t0_ + at_ns_)) return;
-      const int r = ::kill(pid_, signal_);
+      // Held across the kill: the death it causes ends the phase, and measure() then waits for
+      // this record instead of reading "not sent" beside a target it killed.
       std::lock_guard lk(mu_);
+      const pid_t to = child_ ? oldest_child() : pid_;
+      const int r = to > 0 ? ::kill(to, signal_) : -1;
+      const int err = errno;
       sent_at_ns_ = mono_ns();
-      result_ = r == 0 ? "delivered" : std::string("not delivered: ") + strerror(errno);
+      sent_to_ = to;
+      result_ = to <= 0  ? fmt::format("not delivered: the target (pid {}) had no child process then", pid_)
+                : r == 0 ? fmt::format("delivered to {} (pid {})", to == pid_ ? "the target" : process_name(to), to)
+                         : fmt::format("not delivered to pid {}: {}", to, strerror(err));
     });
   }
 
@@ -206,6 +217,17 @@ class kill_injector final : public injector {
   verification verify(run_context&) override {
     verification v;
     v.ok = ::kill(pid_, 0) == 0;
+    if (v.ok && child_) {
+      const pid_t c = oldest_child();
+      v.ok = c > 0;
+      v.text = c > 0 ? fmt::format("{} to the target's oldest child process ({}, pid {}, alive now) scheduled {} into the "
+                                   "phase",
+                                   opts_.str("signal"), process_name(c), c, format_duration_us(double(at_ns_) / 1e3))
+                     : fmt::format("the target (pid {}) has no child process to signal (process = \"child\" is for a "
+                                   "server with pre-forked workers or per-connection processes)",
+                                   pid_);
+      return v;
+    }
     v.text = fmt::format("{} to the target (pid {}, alive now) scheduled {} into the phase", opts_.str("signal"), pid_,
                          format_duration_us(double(at_ns_) / 1e3));
     return v;
@@ -217,6 +239,7 @@ class kill_injector final : public injector {
     const double at_s = double(sent_at_ns_ - t0_) / 1e9;
     return {{"sent", true},
             {"sent_at_s", at_s},
+            {"pid", sent_to_},
             {"summary", fmt::format("{} {} at {:.3f}s into the phase", opts_.str("signal"), result_, at_s)}};
   }
 
@@ -226,13 +249,27 @@ class kill_injector final : public injector {
     return {true, "nothing to put back (a signal cannot be unsent); the schedule is stopped"};
   }
 
-  std::string mechanism() const override { return "kill(2) on the target's pid at a set time"; }
+  std::string mechanism() const override {
+    return child_ ? "kill(2) on the target's oldest child process at a set time" : "kill(2) on the target's pid at a set time";
+  }
   nlohmann::json params() const override { return opts_.to_json(); }
 
  private:
+  // The target's child with the lowest pid (the first worker it forked), 0 when it has none.
+  pid_t oldest_child() const {
+    pid_t best = 0;
+    for (pid_t p : processes_ ? processes_() : process_tree(pid_))
+      if (const auto h = stat_head(p); p != pid_ && h && h->ppid == pid_ && h->state != 'Z' && (!best || p < best))
+        best = p;
+    return best;
+  }
+
   option_values opts_;
   int64_t at_ns_;
   int signal_;
+  bool child_;
+  std::function<std::vector<pid_t>()> processes_;
+  pid_t sent_to_ = 0;
   pid_t pid_ = -1;
   int64_t t0_ = 0, sent_at_ns_ = 0;
   std::string result_;
@@ -273,6 +310,10 @@ const option_table& kill_options() {
        .help = "when, counted from the start of the phase", .min = 0, .max = 3600e9},
       {.name = "signal", .type = opt_type::string, .default_text = "\"SIGKILL\"",
        .help = "the signal sent to the target", .allowed = names},
+      {.name = "process", .type = opt_type::string, .default_text = "\"main\"",
+       .help = "which process: main (the one that serves: the target dies) or child (its oldest child process, a "
+               "pre-forked worker or backend: a crash inside the target, which a check must expect)",
+       .allowed = {"main", "child"}},
   };
   return t;
 }

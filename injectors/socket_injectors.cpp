@@ -2,11 +2,99 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <optional>
+
+#include "core/socket_peek.hpp"
+#include "core/units.hpp"
 #include "injectors/shim.hpp"
 
 namespace rig {
 
 namespace {
+
+// rig's own read of the target's sockets as root (pidfd_getfd + getsockopt), beside what the
+// mechanism (the shim, the control channel) reports: before the policy, under it, after its revert.
+class socket_audit {
+ public:
+  void snapshot(const run_context& ctx) {
+    before_.clear();
+    listener_locks_ = 0;
+    on_ = ctx.target_processes && socket_peek_unavailable().empty();
+    if (!on_) return;
+    try {
+      for (const auto& s : peek_tcp_sockets(ctx.target_processes())) {
+        before_[s.inode] = s;
+        if (s.listening && s.buf_locks > 0) listener_locks_ |= s.buf_locks;
+      }
+    } catch (const std::exception& e) {
+      on_ = false;
+      why_not_ = e.what();
+    }
+  }
+
+  // Every socket of the target's processes (listeners aside) as the policy forces it.
+  std::pair<bool, std::string> forced(const run_context& ctx, const socket_policy& p) const {
+    if (!on_) return {true, ""};
+    const auto now = read(ctx);
+    if (!now) return {false, "; rig could not read the target's sockets itself: " + why_not_};
+    int total = 0, as_forced = 0;
+    for (const auto& s : now->sockets) {
+      if (s.listening) continue;
+      ++total;
+      const bool ok = (!p.nodelay || s.nodelay == (*p.nodelay ? 1 : 0)) &&
+                      (!p.send_buffer || s.sndbuf <= 2 * std::max(*p.send_buffer, 2304)) &&
+                      (!p.receive_buffer || s.rcvbuf <= 2 * std::max(*p.receive_buffer, 1152));
+      as_forced += ok;
+    }
+    return {as_forced == total, fmt::format("; rig read the {} socket{} of the target's {} itself: {} as forced", total,
+                                            total == 1 ? "" : "s", now->processes, as_forced)};
+  }
+
+  // Each socket back as it was before the policy: its buffer sizes not fixed by rig (a socket
+  // accepted since: no more fixed than its listener was), TCP_NODELAY as the program had it.
+  std::pair<bool, std::string> reverted(const run_context& ctx, const socket_policy& forced) const {
+    if (!on_) return {true, ""};
+    const auto now = read(ctx);
+    if (!now) return {false, "; rig could not read the target's sockets itself: " + why_not_};
+    const int rigs_locks = (forced.send_buffer ? 1 : 0) | (forced.receive_buffer ? 2 : 0);
+    int total = 0, fixed = 0, nodelay = 0;
+    for (const auto& s : now->sockets) {
+      ++total;
+      const auto was = before_.find(s.inode);
+      const int allowed = was != before_.end() ? std::max(0, was->second.buf_locks) : listener_locks_;
+      if (rigs_locks && s.buf_locks >= 0 && (s.buf_locks & rigs_locks & ~allowed)) ++fixed;
+      if (forced.nodelay && was != before_.end() && was->second.nodelay >= 0 && s.nodelay != was->second.nodelay)
+        ++nodelay;
+    }
+    std::string text = fmt::format("; rig read the {} socket{} of the target's {} itself: ", total, total == 1 ? "" : "s",
+                                   now->processes);
+    if (!fixed && !nodelay) return {true, text + "as before"};
+    if (fixed) text += fmt::format("{} still with a buffer size rig fixed (autotuning off)", fixed);
+    if (nodelay) text += fmt::format("{}{} with TCP_NODELAY not as the program had it", fixed ? ", " : "", nodelay);
+    return {false, text};
+  }
+
+ private:
+  struct reading {
+    std::vector<peeked_socket> sockets;
+    std::string processes;  // "3 processes"
+  };
+  std::optional<reading> read(const run_context& ctx) const {
+    try {
+      const auto pids = ctx.target_processes();
+      return reading{peek_tcp_sockets(pids), fmt::format("{} process{}", pids.size(), pids.size() == 1 ? "" : "es")};
+    } catch (const std::exception& e) {
+      why_not_ = e.what();
+      return std::nullopt;
+    }
+  }
+
+  bool on_ = false;
+  mutable std::string why_not_;
+  std::map<uint64_t, peeked_socket> before_;
+  int listener_locks_ = 0;
+};
 
 const option_spec where_option = {
     .name = "where", .type = opt_type::string, .default_text = "\"target\"",
@@ -38,6 +126,7 @@ class socket_injector final : public injector {
       for (const auto& w : ctx.workloads)
         if (w.sockets) sites_.push_back({w, {}});
     via_.clear();
+    if (where_ != "workload") audit_.snapshot(ctx);
     for (auto& s : sites_) {
       s.prior = s.site.sockets->socket_policy_now();
       s.site.sockets->set_socket_policy(forced_);
@@ -45,7 +134,7 @@ class socket_injector final : public injector {
     }
   }
 
-  verification verify(run_context&) override {
+  verification verify(run_context& ctx) override {
     verification v;
     v.ok = !sites_.empty();
     int total = 0, matching = 0;
@@ -63,6 +152,11 @@ class socket_injector final : public injector {
       v.measured[s.site.name] = m;
     }
     if (total == 0) v.text += " (no open sockets: nothing was changed)";
+    if (where_ != "workload") {
+      const auto [ok, text] = audit_.forced(ctx, forced_);
+      v.ok = v.ok && ok;
+      v.text += text;
+    }
     v.measured["sockets"] = total;
     v.measured["sockets_matching"] = matching;
     return v;
@@ -81,10 +175,22 @@ class socket_injector final : public injector {
         const auto r = s.site.sockets->check_socket_policy(s.prior);
         const bool back = now == s.prior && r.matching == r.sockets;
         u.ok = u.ok && back;
-        text = back ? fmt::format("{}: back to {}, {} socket{} read back", s.site.name, prior, r.sockets,
+        const auto count = [&](const char* k) { return r.counters.count(k) ? r.counters.at(k) : int64_t(0); };
+        // A size set with SO_SNDBUF/SO_RCVBUF stays fixed (the kernel's autotuning off) until
+        // SO_BUF_LOCK hands it back: said either way.
+        std::string buffers;
+        if (count("buffers_restored"))
+          buffers += fmt::format(", buffer autotuning handed back on {} socket{}", count("buffers_restored"),
+                                 count("buffers_restored") == 1 ? "" : "s");
+        if (count("buffers_fixed"))
+          buffers += fmt::format(", {} socket{} stay fixed at their old size{} (this kernel has no SO_BUF_LOCK to hand "
+                                 "the size back to autotuning)",
+                                 count("buffers_fixed"), count("buffers_fixed") == 1 ? "" : "s",
+                                 count("buffers_fixed_bytes") ? " (up to " + format_bytes(double(count("buffers_fixed_bytes"))) + ")" : "");
+        text = back ? fmt::format("{}: back to {}{}, {} socket{} read back", s.site.name, prior, buffers, r.sockets,
                                   r.sockets == 1 ? "" : "s")
-                    : fmt::format("{}: not put back: {} of {} sockets read back {} (policy in force: {})", s.site.name,
-                                  r.matching, r.sockets, prior, now.str());
+                    : fmt::format("{}: not put back: {} of {} sockets read back {}{} (policy in force: {})", s.site.name,
+                                  r.matching, r.sockets, prior, buffers, now.str());
       } catch (const std::exception& e) {
         // The target gone took its sockets with it; else they may still have rig's options.
         const bool gone = s.site.name == "target" && target_gone(ctx);
@@ -93,6 +199,11 @@ class socket_injector final : public injector {
                     : fmt::format("{}: not put back to {}: {}", s.site.name, prior, e.what());
       }
       u.text += (u.text.empty() ? "" : "; ") + text;
+    }
+    if (where_ != "workload" && !target_gone(ctx)) {
+      const auto [ok, text] = audit_.reverted(ctx, forced_);
+      u.ok = u.ok && ok;
+      u.text += text;
     }
     sites_.clear();
     return u;
@@ -113,6 +224,7 @@ class socket_injector final : public injector {
   socket_policy forced_;
   std::string what_, via_;
   std::vector<applied_site> sites_;
+  socket_audit audit_;
 };
 
 }  // namespace

@@ -288,7 +288,7 @@ const std::vector<std::string>& target_figure_names() {
                                   "voluntary_ctx_switches", "involuntary_ctx_switches", "ctx_switches",
                                   "run_queue_wait_s", "run_queue_wait_ms_per_s", "disk_read_bytes_per_s",
                                   "disk_write_bytes_per_s", "rss_growth_per_op_bytes", "rss_growth_bytes",
-                                  "ops_per_cpu_s", "retained_per_request_bytes"};
+                                  "ops_per_cpu_s", "retained_per_request_bytes", "crashes"};
     for (const auto& k : target_kinds())
       for (const auto& c : k.counters) {
         if (c.total) n.emplace_back(c.name);

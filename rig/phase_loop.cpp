@@ -39,6 +39,7 @@ void phase_loop::close_phase(bool completed, sampler* smp) {
     pr.resources = phase_resources(smp->samples_from(win.applied_ns), win.start_ns, win.end_ns, win.applied_ns,
                                    find_target_kind(plan_.sc.target.kind)->counters);
   pr.resources["host"] = host_figures(host_at_start_, read_host_cpu(), pr.resources);
+  if (crashes_ && crashes_->watching()) pr.resources["target"]["crashes"] = crashes_->phase_crashes();
 }
 
 // timeseries.csv as the run goes, each second's row a few seconds after it ended (a helper
@@ -95,17 +96,19 @@ void phase_loop::begin_phase(size_t pi, run_wiring& wiring) {
   store_.open(std::move(pr), {int(pi), p0, p0, applied_at});
 }
 
-bool phase_loop::watch_phase(size_t pi, run_wiring& wiring, memory_watcher& memory, death_watcher& death,
-                             progress_meter& progress) {
+bool phase_loop::watch_phase(size_t pi, run_wiring& wiring, memory_watcher& memory, crash_watcher& crashes,
+                             death_watcher& death, progress_meter& progress) {
   const auto& ph = plan_.sc.phases[pi];
   const int64_t p_end = store_.current_window().start_ns + ph.duration_ns;
   memory.phase_begins();
+  crashes.phase_begins();
   progress.phase_begins(pi, ph.name, store_.current_window().start_ns, ph.duration_ns);
   for (;;) {
     const int64_t now = mono_ns();
     if (now >= p_end) break;
     // Woken early by a child's exit: a dead target is seen (and timed) at once.
     if ((interrupted_by_ = wait_stop_signal(std::min<int64_t>(p_end - now, 200 * ns_per_ms), true))) break;
+    crashes.poll(ph.name, t_s(mono_ns()), rep_, con_.out);  // first: an OOM kill it sees is named in the death
     memory.poll(ph.name, t_s(mono_ns()), rep_.events, con_.out);
     if (auto died = death.poll(ph.name, t_s(mono_ns()), rep_, con_.out)) {
       target_death_ = *died;
@@ -125,6 +128,7 @@ void phase_loop::end_phase(size_t pi, run_wiring& wiring) {
   auto& injections = store_.current().injections;
   for (size_t k = 0; k < ph.inject.size(); ++k)
     injections[k].measured.update(plan_.injectors.at(ph.inject[k])->measure(plan_.ctx));
+  if (crashes_) crashes_->poll(ph.name, t_s(mono_ns()), rep_, con_.out);  // up to the phase's last moment
   close_phase(!interrupted_by_ && target_death_.empty(), &wiring.samples());
   revert_applied(wiring);
 }
@@ -150,12 +154,18 @@ void phase_loop::revert_applied(run_wiring& wiring) {
 void phase_loop::run(run_wiring& wiring) {
   const auto& phases = plan_.sc.phases;
   memory_watcher memory(wiring.target_cgroup());
-  death_watcher death(*plan_.tgt, wiring.target_cgroup());
+  crash_watcher crashes(*plan_.tgt, wiring.target_cgroup());
+  crashes_ = &crashes;
+  struct forget {  // close_phase may run after this returns (a failure's cleanup): not with a dangling watcher
+    crash_watcher*& p;
+    ~forget() { p = nullptr; }
+  } forget_crashes{crashes_};
+  death_watcher death(*plan_.tgt, wiring.target_cgroup(), &crashes);
   progress_meter progress(con_.out, con_.tty, con_.quiet, con_.progress_every_s, phases.size(), run_start_ns_,
                           total_ns_);
   for (size_t pi = 0; pi < phases.size(); ++pi) {
     begin_phase(pi, wiring);
-    const bool go_on = watch_phase(pi, wiring, memory, death, progress);
+    const bool go_on = watch_phase(pi, wiring, memory, crashes, death, progress);
     end_phase(pi, wiring);
     if (!target_death_.empty()) {
       // Nothing left to measure: the phases after this one do not run.
@@ -165,6 +175,7 @@ void phase_loop::run(run_wiring& wiring) {
     }
     if (!go_on) break;
   }
+  rep_.target["process_events"] = crashes.describe();
   if (interrupted_by_) {
     rep_.status = "interrupted";
     rep_.events.push_back({t_s(mono_ns()), "interrupted",

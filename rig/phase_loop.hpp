@@ -50,8 +50,8 @@ class phase_loop {
  private:
   void begin_phase(size_t pi, run_wiring& wiring);
   // Until the phase ends or the run must stop: false when it must.
-  bool watch_phase(size_t pi, run_wiring& wiring, memory_watcher& memory, death_watcher& death,
-                   progress_meter& progress);
+  bool watch_phase(size_t pi, run_wiring& wiring, memory_watcher& memory, crash_watcher& crashes,
+                   death_watcher& death, progress_meter& progress);
   void end_phase(size_t pi, run_wiring& wiring);
 
   run_plan& plan_;
@@ -66,6 +66,7 @@ class phase_loop {
   host_cpu_sample host_at_start_;  // the host's CPU counters as the open phase began
   size_t applied_phase_ = 0;  // the phase (index into the report's) whose injectors are applied
   std::string revert_failures_;
+  crash_watcher* crashes_ = nullptr;  // while run() runs
 };
 
 }  // namespace rig

@@ -1,6 +1,7 @@
 #include "rig/run_outcome.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <iostream>
@@ -85,6 +86,24 @@ void judge(run_report& rep, const scenario& sc, const std::string& target_death)
             {fmt::format("{} answers in the {} phase", w.name, rep.phases.front().name), false, no_reply_text(w)});
         expectations_ok = false;
       }
+  // A process of the target's tree killed by a signal (a worker's SIGSEGV) fails the run as the
+  // target's death does, unless a check counts crashes (events.crash, PHASE.target.crashes).
+  bool crashes_expected = false;
+  for (const auto& c : sc.checks)
+    crashes_expected = crashes_expected || (c.path.size() == 2 && c.path[0] == "events" && c.path[1] == "crash") ||
+                       (c.path.size() >= 3 && c.path[1] == "target" && c.path[2] == "crashes");
+  std::vector<std::string> crashes;
+  for (const auto& e : rep.events)
+    if (e.kind == "crash") crashes.push_back(e.detail);
+  if (!crashes.empty() && !crashes_expected) {
+    const size_t shown = std::min<size_t>(crashes.size(), 3);
+    rep.expectations.push_back(
+        {"no process of the target crashes", false,
+         fmt::format("{} crash{}: {}{}", crashes.size(), crashes.size() == 1 ? "" : "es",
+                     fmt::join(crashes.begin(), crashes.begin() + long(shown), "; "),
+                     crashes.size() > shown ? "; ..." : "")});
+    expectations_ok = false;
+  }
   if (!target_death.empty() && !death_expected) {
     rep.expectations.push_back({"the target runs until the run ends", false, target_death});
     expectations_ok = false;

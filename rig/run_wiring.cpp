@@ -84,6 +84,7 @@ void run_wiring::start_target() {
   stop_target_.set([&tgt] { tgt.stop(); });
   tgt.start(tenv);
   plan_.ctx.target_pid = tgt.pid();
+  plan_.ctx.target_processes = [&tgt] { return tgt.processes(); };
   if (plan_.reach.shim)
     plan_.reach.shim->watch_target([&tgt] { return tgt.serving_pids(); }, [&tgt] { return tgt.processes(); });
   describe_target();

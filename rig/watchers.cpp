@@ -2,8 +2,11 @@
 
 #include <signal.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/clock.hpp"
 #include "core/process.hpp"
@@ -41,14 +44,75 @@ void memory_watcher::poll(const std::string& phase, double t_s, std::vector<even
   }
 }
 
+crash_watcher::crash_watcher(target& t, const cgroup* cg)
+    : target_(t), cg_(cg && cg->exists() && cg->has("memory") ? cg : nullptr) {
+  events_ = proc_events::open(&why_not_);
+  if (!events_) return;
+  events_->follow(target_.processes());
+  if (const auto p = target_.pid()) events_->follow({*p});
+  if (cg_) oom_kills_seen_ = cg_->memory().oom_kills;
+}
+
+nlohmann::json crash_watcher::describe() const {
+  if (!events_) return {{"watched", false}, {"why_not", why_not_}};
+  return {{"watched", true}, {"lost", events_->lost()}};
+}
+
+void crash_watcher::poll(const std::string& phase, double t_s, run_report& rep, std::ostream& out) {
+  if (!events_) return;
+  const auto main = target_.pid();
+  for (const auto& e : events_->take_exits()) {
+    if (main && e.pid == *main) {  // the target's own death: the death watcher says it
+      target_exit_ = e;
+      continue;
+    }
+    if (!WIFSIGNALED(e.status)) continue;  // an exit
+    const int sig = WTERMSIG(e.status);
+    const std::string who = fmt::format("{} (pid {})", e.comm, e.pid);
+    if (sig == SIGKILL && cg_) {
+      const int64_t kills = cg_->memory().oom_kills;
+      if (kills > oom_kills_seen_) {  // the OOM killer's: the memory watcher's oom_kill event counts it
+        ++oom_kills_seen_;
+        oom_victims_.push_back(who);
+        continue;
+      }
+    }
+    ++phase_crashes_;
+    const std::string text = fmt::format("{} of the target's processes was killed by {}{} during phase {}", who,
+                                         signal_name(sig), WCOREDUMP(e.status) ? " (core dumped)" : "", phase);
+    rep.events.push_back({t_s, "crash", text});
+    out << "    ! crash: " << text << "\n";
+  }
+}
+
+std::string crash_watcher::oom_victims() const { return fmt::format("{}", fmt::join(oom_victims_, ", ")); }
+
 std::optional<std::string> death_watcher::poll(const std::string& phase, double t_s, run_report& rep,
                                                std::ostream& out) {
-  const auto how = target_.died();
+  auto how = target_.died();
   if (!how) return std::nullopt;
+  // A serving process rig did not start (a wrapper's child): how it ended, from the kernel's events.
+  if (!how->signal && !how->code && crashes_ && crashes_->target_exit()) {
+    const int st = crashes_->target_exit()->status;
+    if (WIFSIGNALED(st)) {
+      how->signal = WTERMSIG(st);
+      how->how += fmt::format(": it was killed by {}", signal_name(WTERMSIG(st)));
+    } else {
+      how->code = WEXITSTATUS(st);
+      how->how += fmt::format(": it exited with status {}", WEXITSTATUS(st));
+    }
+  }
   const int64_t oom_kills = cg_ ? cg_->memory().oom_kills : 0;
-  const bool oom = oom_kills > 0 && how->signal == SIGKILL;
-  std::string death =
-      "the target " + how->how + (oom ? " (the OOM killer, under the memory cap)" : "") + " during phase " + phase;
+  // Killed by SIGKILL itself, or a wrapper (su, sh) that exited 137 for the child it lost.
+  const bool wrapper_137 = how->code && *how->code == 128 + SIGKILL;
+  const bool oom = oom_kills > 0 && (how->signal == SIGKILL || wrapper_137);
+  const std::string victims = crashes_ ? crashes_->oom_victims() : "";
+  std::string death = "the target " + how->how +
+                      (!oom              ? ""
+                       : wrapper_137     ? fmt::format(" after the OOM killer, under the memory cap, killed {}",
+                                                       victims.empty() ? "a process of its tree" : victims)
+                                         : " (the OOM killer, under the memory cap)") +
+                      " during phase " + phase;
   rep.events.push_back({t_s, "target_exit", death});
   nlohmann::json j = {{"t_s", t_s},
                       {"phase", phase},

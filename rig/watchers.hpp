@@ -2,12 +2,14 @@
 // What the phase loop watches for between its ticks, one small object each: the target's
 // memory cap and the OOM killer, the target's death, and the progress a person watches.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "core/cgroup.hpp"
+#include "core/proc_events.hpp"
 #include "reports/report.hpp"
 #include "targets/target.hpp"
 #include "workloads/recorder.hpp"
@@ -28,11 +30,43 @@ class memory_watcher {
   bool event_this_phase_ = false;
 };
 
+// The processes of the target's tree that die while the run measures, and how (the kernel's
+// process events: root only). One killed by a signal is a `crash` event (its name, pid and
+// signal) and counts in its phase's target.crashes; one the OOM killer killed is the memory
+// watcher's oom_kill (named here for the death text); the target's own death is the death
+// watcher's.
+class crash_watcher {
+ public:
+  crash_watcher(target& t, const cgroup* cg);
+  bool watching() const { return events_ != nullptr; }
+  // report.json's target.process_events: watched or why not, and events the kernel dropped.
+  nlohmann::json describe() const;
+  void phase_begins() { phase_crashes_ = 0; }
+  uint64_t phase_crashes() const { return phase_crashes_; }
+  void poll(const std::string& phase, double t_s, run_report& rep, std::ostream& out);
+  // The processes of the tree the OOM killer killed so far: "redis-server (pid 12)", or "".
+  std::string oom_victims() const;
+  // How the target's serving process ended, when the events showed it (rig is not its parent
+  // when a wrapper started it, so only they can say).
+  const std::optional<proc_events::exit_event>& target_exit() const { return target_exit_; }
+
+ private:
+  target& target_;
+  const cgroup* cg_;
+  std::unique_ptr<proc_events> events_;
+  std::string why_not_;
+  int64_t oom_kills_seen_ = 0;
+  uint64_t phase_crashes_ = 0;
+  std::vector<std::string> oom_victims_;
+  std::optional<proc_events::exit_event> target_exit_;
+};
+
 // The target's death mid-run and its cause: the OOM killer when the cgroup's counter says it
 // killed (the target dies of SIGKILL then), else the signal, else its own exit.
 class death_watcher {
  public:
-  death_watcher(target& t, const cgroup* cg) : target_(t), cg_(cg && cg->exists() && cg->has("memory") ? cg : nullptr) {}
+  death_watcher(target& t, const cgroup* cg, const crash_watcher* crashes = nullptr)
+      : target_(t), cg_(cg && cg->exists() && cg->has("memory") ? cg : nullptr), crashes_(crashes) {}
   // Null while the target runs; once it died, what to say of it (recorded in `rep` too: the
   // target_exit event and target.death).
   std::optional<std::string> poll(const std::string& phase, double t_s, run_report& rep, std::ostream& out);
@@ -40,6 +74,7 @@ class death_watcher {
  private:
   target& target_;
   const cgroup* cg_;
+  const crash_watcher* crashes_;
 };
 
 // Phase i/n, elapsed of the phase and of the run, and each workload's last second: rewritten in

@@ -246,15 +246,19 @@ std::optional<std::string> command_target::daemonized() {
 
 std::optional<exit_info> command_target::died() {
   auto how = child_.ended();
-  if (how)
-    if (auto d = daemonized()) how->how = *d;
-  // A wrapper that outlives its server (sh -c "server; sleep 1000") does not keep the target alive.
-  if (!how && serving_fd_.get() >= 0) {
+  // The serving process (a wrapper's child: nginx under sh -c) gone is the target's death,
+  // whether the wrapper outlives it (sh -c "server; sleep 1000") or ends after it: what it
+  // left running then (an orphaned worker) is no daemon.
+  if (serving_fd_.get() >= 0) {
     pollfd p{serving_fd_.get(), POLLIN, 0};
     if (::poll(&p, 1, 0) == 1)
-      how = exit_info{fmt::format("the serving process {} exited (the process rig started, pid {}, still runs)",
-                                  serving_name_, child_.pid())};
+      return exit_info{fmt::format("the serving process {} exited ({})", serving_name_,
+                                   how ? "the process rig started, pid " + std::to_string(child_.pid()) + ", then " +
+                                             how->how
+                                       : "the process rig started, pid " + std::to_string(child_.pid()) + ", still runs")};
   }
+  if (how)
+    if (auto d = daemonized()) how->how = *d;
   return how;
 }
 

@@ -32,6 +32,11 @@ struct nginx_files {
     return f;
   }
   std::vector<std::string> argv(const std::string& nginx) const { return {nginx, "-c", conf, "-e", "stderr"}; }
+  // A scenario's [target] table that runs it as rig's command target on `port`.
+  std::string target_toml(const std::string& nginx, uint16_t port) const {
+    return "[target]\nkind = \"command\"\nrun = [\"" + nginx + "\", \"-c\", \"" + conf +
+           "\", \"-e\", \"stderr\"]\nport = " + std::to_string(port) + "\n";
+  }
 };
 
 }  // namespace rig::testing

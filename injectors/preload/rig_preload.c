@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,6 +25,15 @@
 
 #define MAX_FDS 65536
 
+/* setsockopt(SOL_SOCKET, SO_BUF_LOCK, mask) (Linux 5.14): which of the socket's buffer sizes
+   are fixed. SO_SNDBUF / SO_RCVBUF fix theirs, switching the kernel's autotuning off for the
+   socket's life; clearing the bit hands the size back to it. */
+#ifndef SO_BUF_LOCK
+#define SO_BUF_LOCK 72
+#endif
+#define BUF_LOCK_SND 1
+#define BUF_LOCK_RCV 2
+
 struct fd_state {
   uint8_t tcp;          /* a TCP socket we track */
   int8_t app_nodelay;   /* the program's own TCP_NODELAY choice (-1: never set) */
@@ -33,6 +43,7 @@ struct fd_state {
   int32_t orig_rcvbuf;
   uint32_t fault_gen;   /* the fault configuration fault_match was decided under (0: never) */
   uint8_t fault_match;  /* the fd is a file under the fault prefix */
+  uint8_t under_cap;    /* a buffer cap was in force while the fd was tracked: its revert is owed */
 };
 
 /* The file-fault configuration, copied from the control page by the watcher when the
@@ -74,22 +85,7 @@ static void note_image(struct rig_shim_proc* p) {
   __atomic_store_n(&p->exe_ino, (uint64_t)st.st_ino, __ATOMIC_RELEASE);
 }
 
-static void claim_slot(void) {
-  me = NULL;
-  const int32_t pid = (int32_t)getpid();
-  /* A slot with our pid is this process before an exec (a wrapper: env, taskset, sh -c exec)
-     or a dead process whose pid we were given: either way it is ours now, and the image
-     before the exec no longer answers for it. */
-  for (int i = 0; i < RIG_SHIM_MAX_PROCS; ++i) {
-    struct rig_shim_proc* p = &ctl->procs[i];
-    if (__atomic_load_n(&p->pid, __ATOMIC_ACQUIRE) == pid) {
-      memset((char*)p + sizeof p->pid, 0, sizeof *p - sizeof p->pid);
-      __atomic_store_n(&p->execs, 1u, __ATOMIC_RELEASE);
-      note_image(p);
-      me = p;
-      return;
-    }
-  }
+static int take_free_slot(int32_t pid) {
   for (int i = 0; i < RIG_SHIM_MAX_PROCS; ++i) {
     int32_t expected = 0;
     struct rig_shim_proc* p = &ctl->procs[i];
@@ -97,9 +93,40 @@ static void claim_slot(void) {
       memset((char*)p + sizeof p->pid, 0, sizeof *p - sizeof p->pid);
       note_image(p);
       me = p;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static void claim_slot(void) {
+  me = NULL;
+  const int saved_errno = errno;
+  const int32_t pid = (int32_t)getpid();
+  /* A slot with our pid is this process before an exec (a wrapper: env, taskset, sh -c exec)
+     or a dead process whose pid we were given: either way its counts are kept (folded in with
+     the retired ones) and a fresh slot is ours, the image before the exec answering no more. */
+  int execd = 0;
+  for (int i = 0; i < RIG_SHIM_MAX_PROCS; ++i) {
+    struct rig_shim_proc* p = &ctl->procs[i];
+    if (__atomic_load_n(&p->pid, __ATOMIC_ACQUIRE) == pid) execd |= rig_shim_retire(ctl, p, pid, 0);
+  }
+  if (!take_free_slot(pid)) {
+    /* Every slot taken: free those whose processes are gone (rig does so when it reads them),
+       then try again; else this process's counts are missing, and said to be. */
+    for (int i = 0; i < RIG_SHIM_MAX_PROCS; ++i) {
+      struct rig_shim_proc* p = &ctl->procs[i];
+      const int32_t other = __atomic_load_n(&p->pid, __ATOMIC_ACQUIRE);
+      if (other > 0 && kill(other, 0) != 0 && errno == ESRCH) rig_shim_retire(ctl, p, other, 1);
+    }
+    if (!take_free_slot(pid)) {
+      __atomic_add_fetch(&ctl->slotless, 1u, __ATOMIC_RELAXED);
+      errno = saved_errno;
       return;
     }
   }
+  if (execd) __atomic_store_n(&me->execs, 1u, __ATOMIC_RELEASE);
+  errno = saved_errno;
 }
 
 static int get_int(int fd, int level, int name, int* out) {
@@ -120,12 +147,13 @@ static int apply_fd(int fd, int32_t nodelay, int32_t sndbuf, int32_t rcvbuf) {
   struct { int32_t cap; int32_t* orig; int32_t app; int name; uint32_t* counter; } bufs[2] = {
       {sndbuf, &s->orig_sndbuf, s->app_sndbuf, SO_SNDBUF, me ? &me->sndbuf_clamped : NULL},
       {rcvbuf, &s->orig_rcvbuf, s->app_rcvbuf, SO_RCVBUF, me ? &me->rcvbuf_clamped : NULL}};
+  int reverted = 0, back_bytes = 0;
   for (int i = 0; i < 2; ++i) {
     if (bufs[i].cap != RIG_SHIM_LEAVE) {
       int want = bufs[i].cap;
       if (bufs[i].app > 0 && bufs[i].app < want) want = bufs[i].app;
-      if (*bufs[i].orig == 0 && get_int(fd, SOL_SOCKET, bufs[i].name, &v) == 0) *bufs[i].orig = v / 2;
       if (get_int(fd, SOL_SOCKET, bufs[i].name, &v) == 0 && v > 2 * (want < 2304 ? 2304 : want)) {
+        if (*bufs[i].orig == 0) *bufs[i].orig = v / 2;  /* the size before the first clamp */
         real_setsockopt(fd, SOL_SOCKET, bufs[i].name, &want, sizeof want);
         if (bufs[i].counter) bump(bufs[i].counter);
       }
@@ -135,8 +163,31 @@ static int apply_fd(int fd, int32_t nodelay, int32_t sndbuf, int32_t rcvbuf) {
       int back = bufs[i].app > 0 ? bufs[i].app : *bufs[i].orig;
       real_setsockopt(fd, SOL_SOCKET, bufs[i].name, &back, sizeof back);
       *bufs[i].orig = 0;
+      reverted = 1;
+      if (back > back_bytes) back_bytes = back;
     }
   }
+  /* The clamp fixed the sizes it set, and a listener's clamp passed to every socket accepted from
+     it: hand them back to the kernel's autotuning, keeping fixed only what the program fixed. */
+  const int own_locks = (s->app_sndbuf > 0 ? BUF_LOCK_SND : 0) | (s->app_rcvbuf > 0 ? BUF_LOCK_RCV : 0);
+  if (sndbuf != RIG_SHIM_LEAVE || rcvbuf != RIG_SHIM_LEAVE) {
+    s->under_cap = 1;
+  } else if (s->under_cap) {
+    s->under_cap = 0;
+    int locks = 0;
+    if (get_int(fd, SOL_SOCKET, SO_BUF_LOCK, &locks) == 0) {
+      if (locks & ~own_locks) {
+        const int unlocked = real_setsockopt(fd, SOL_SOCKET, SO_BUF_LOCK, &own_locks, sizeof own_locks) == 0;
+        if (me) bump(unlocked ? &me->buf_restored : &me->buf_fixed);
+      }
+    } else if (reverted && me) { /* a kernel without SO_BUF_LOCK: the old size, fixed */
+      bump(&me->buf_fixed);
+      if (back_bytes > load_i(&me->buf_fixed_bytes)) __atomic_store_n(&me->buf_fixed_bytes, back_bytes, __ATOMIC_RELEASE);
+    }
+  }
+  /* Read back, policy off: no lock of rig's left (where the kernel can say). */
+  if (sndbuf == RIG_SHIM_LEAVE && rcvbuf == RIG_SHIM_LEAVE && get_int(fd, SOL_SOCKET, SO_BUF_LOCK, &v) == 0)
+    ok &= (v & ~own_locks) == 0;
   return ok;
 }
 
@@ -274,12 +325,18 @@ __attribute__((constructor)) static void rig_shim_init(void) {
   go_dormant();  /* until its first TCP socket */
 }
 
-static void track(int fd) {
+/* from: the listener an accepted socket came from (it inherits the sizes and locks the program
+   set there), or -1. */
+static void track(int fd, int from) {
   if (!ctl || fd < 0 || fd >= MAX_FDS) return;
   pthread_mutex_lock(&mu);
   memset(&fds[fd], 0, sizeof fds[fd]);
   fds[fd].tcp = 1;
   fds[fd].app_nodelay = -1;
+  if (from >= 0 && from < MAX_FDS) {
+    fds[fd].app_sndbuf = fds[from].app_sndbuf;
+    fds[fd].app_rcvbuf = fds[from].app_rcvbuf;
+  }
   if (me) bump(&me->tracked_total);
   apply_fd(fd, load_i(&ctl->nodelay), load_i(&ctl->sndbuf), load_i(&ctl->rcvbuf));
   pthread_mutex_unlock(&mu);
@@ -293,7 +350,7 @@ static int is_tcp(int domain, int type) {
 int socket(int domain, int type, int protocol) {
   if (!real_socket) real_socket = dlsym(RTLD_NEXT, "socket");
   const int fd = real_socket(domain, type, protocol);
-  if (fd >= 0 && is_tcp(domain, type)) track(fd);
+  if (fd >= 0 && is_tcp(domain, type)) track(fd, -1);
   return fd;
 }
 
@@ -302,14 +359,14 @@ static int tracked(int fd) { return ctl && fd >= 0 && fd < MAX_FDS && fds[fd].tc
 int accept(int s, struct sockaddr* addr, socklen_t* len) {
   if (!real_accept) real_accept = dlsym(RTLD_NEXT, "accept");
   const int fd = real_accept(s, addr, len);
-  if (fd >= 0 && tracked(s)) track(fd);
+  if (fd >= 0 && tracked(s)) track(fd, s);
   return fd;
 }
 
 int accept4(int s, struct sockaddr* addr, socklen_t* len, int flags) {
   if (!real_accept4) real_accept4 = dlsym(RTLD_NEXT, "accept4");
   const int fd = real_accept4(s, addr, len, flags);
-  if (fd >= 0 && tracked(s)) track(fd);
+  if (fd >= 0 && tracked(s)) track(fd, s);
   return fd;
 }
 

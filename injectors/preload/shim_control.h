@@ -6,8 +6,8 @@
 #include <stdint.h>
 
 #define RIG_SHIM_MAGIC 0x52494753u /* "RIGS" */
-#define RIG_SHIM_VERSION 5u
-#define RIG_SHIM_MAX_PROCS 64
+#define RIG_SHIM_VERSION 6u
+#define RIG_SHIM_MAX_PROCS 256
 #define RIG_SHIM_FD_ENV "RIG_SHIM_FD"      /* fd number of the control memfd in the target */
 #define RIG_SHIM_FD_NUMBER 231             /* where rig places it between fork and exec */
 
@@ -39,6 +39,10 @@ struct rig_shim_proc {
   uint64_t exe_dev, exe_ino; /* the image that claimed the slot (stat of /proc/self/exe): a dormant
                                 slot answers only while its pid still runs that image, not one it
                                 exec'd without the shim's descriptor */
+  uint32_t buf_restored;   /* sockets whose clamped buffer went back with the kernel's autotuning on */
+  uint32_t buf_fixed;      /* sockets whose buffer went back to its old size but stays fixed there:
+                              the kernel has no SO_BUF_LOCK (Linux < 5.14) to hand autotuning back */
+  int32_t buf_fixed_bytes; /* the largest size one of those stays fixed at */
 };
 
 struct rig_shim_control {
@@ -55,6 +59,48 @@ struct rig_shim_control {
   uint64_t fault_seed;   /* the run's seed: the n-th faulted call of a process draws the n-th number */
   char fault_prefix[RIG_SHIM_PREFIX_MAX];
   struct rig_shim_proc procs[RIG_SHIM_MAX_PROCS];
+  /* What processes that are gone counted (a per-connection backend, a worker that exited): a
+     slot whose process died is folded in here and freed, by rig or by a shim needing a slot. */
+  struct rig_shim_proc retired;
+  uint32_t retired_procs;        /* slots folded in */
+  uint32_t retired_with_sockets; /* of those, processes that had a TCP socket */
+  uint32_t retired_with_files;   /* and that made a faulted file call */
+  uint32_t slotless;             /* processes that found no free slot: their counts are missing */
 };
+
+/* A slot being folded in: neither free (0) nor any process's. */
+#define RIG_SHIM_RETIRING (-1)
+
+/* Folds slot p of process `pid` into the retired counts and frees it; 0 when another did it
+   first. gone: the process exited (counted as one); else it exec'd and takes a fresh slot.
+   Used by rig and by the shim alike. */
+static inline int rig_shim_retire(struct rig_shim_control* c, struct rig_shim_proc* p, int32_t pid, int gone) {
+  int32_t expected = pid;
+  if (!__atomic_compare_exchange_n(&p->pid, &expected, (int32_t)RIG_SHIM_RETIRING, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    return 0;
+  uint32_t* const from[] = {&p->tracked_total, &p->nodelay_forced, &p->setsockopt_overridden, &p->sndbuf_clamped,
+                            &p->rcvbuf_clamped, &p->file_calls, &p->file_delayed, &p->file_failed,
+                            &p->buf_restored, &p->buf_fixed};
+  uint32_t* const to[] = {&c->retired.tracked_total, &c->retired.nodelay_forced, &c->retired.setsockopt_overridden,
+                          &c->retired.sndbuf_clamped, &c->retired.rcvbuf_clamped, &c->retired.file_calls,
+                          &c->retired.file_delayed, &c->retired.file_failed, &c->retired.buf_restored,
+                          &c->retired.buf_fixed};
+  for (unsigned i = 0; i < sizeof from / sizeof from[0]; ++i)
+    __atomic_add_fetch(to[i], __atomic_load_n(from[i], __ATOMIC_ACQUIRE), __ATOMIC_RELAXED);
+  if (gone) {
+    __atomic_add_fetch(&c->retired_procs, 1u, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&p->tracked_total, __ATOMIC_ACQUIRE))
+      __atomic_add_fetch(&c->retired_with_sockets, 1u, __ATOMIC_RELAXED);
+    if (__atomic_load_n(&p->file_calls, __ATOMIC_ACQUIRE))
+      __atomic_add_fetch(&c->retired_with_files, 1u, __ATOMIC_RELAXED);
+  }
+  {
+    unsigned char* b = (unsigned char*)p + sizeof p->pid;
+    for (unsigned i = 0; i < sizeof *p - sizeof p->pid; ++i) b[i] = 0;
+  }
+  __atomic_store_n(&p->pid, 0, __ATOMIC_RELEASE);
+  return 1;
+}
 
 #endif

@@ -3,6 +3,8 @@
 // that give error replies. (The recorder's unit tests passed while every real run said 0%.)
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -226,11 +228,7 @@ TEST_CASE("nginx 404 on every request: status_4xx, errors_pct 100 and its latenc
   const auto files = rig::testing::nginx_files::write(tmp.path, port);
   const auto scenario = [&](const std::string& checks) {
     return fmt::format(R"(name = "nginx-404"
-[target]
-kind = "command"
-run = ["{}", "-c", "{}", "-e", "stderr"]
-port = {}
-[workloads.web]
+{}[workloads.web]
 kind = "http"
 connections = 2
 path = "/missing"
@@ -240,7 +238,7 @@ duration = "1s"
 [expect]
 checks = [{}]
 )",
-                       bin, files.conf, port, checks);
+                       files.target_toml(bin, port), checks);
   };
   std::ofstream(tmp.path + "/plain.toml") << scenario("");
   const auto plain = run_rig({"run", tmp.path + "/plain.toml", "--out", tmp.path}, tmp.path);
@@ -433,4 +431,166 @@ duration = "1s"
   CHECK(busy <= double(std::thread::hardware_concurrency()) + 0.05);
   CHECK(host["steal_pct"].get<double>() >= 0);
   CHECK(host["load1_end"].get<double>() >= 0);
+}
+
+TEST_CASE("an nginx worker killed by SIGSEGV is a crash: an event naming it, counted in its phase, a failed run unless a check expects it") {
+  const std::string bin = rig::testing::which("nginx");
+  if (bin.empty() || ::geteuid() != 0) {
+    MESSAGE("skipped: needs nginx and root (the kernel's process events; scripts/install-deps.sh installs nginx-light)");
+    return;
+  }
+  temp_dir tmp;
+  const uint16_t port = rig::testing::free_port();
+  const auto files = rig::testing::nginx_files::write(tmp.path, port, 2);  // a master and 2 workers
+  const auto scenario = [&](const std::string& checks) {
+    return fmt::format(R"(name = "nginx-crash"
+{}[workloads.web]
+kind = "http"
+connections = 2
+rate = "200/s"
+path = "/hello"
+[injectors.segv]
+kind = "kill"
+process = "child"
+signal = "SIGSEGV"
+at = "200ms"
+[[phases]]
+name = "base"
+duration = "1s"
+[[phases]]
+name = "crash"
+duration = "1s"
+inject = ["segv"]
+[[phases]]
+name = "after"
+duration = "1s"
+[expect]
+checks = [{}]
+)",
+                       files.target_toml(bin, port), checks);
+  };
+  std::ofstream(tmp.path + "/plain.toml") << scenario("");
+  const auto plain = run_rig({"run", tmp.path + "/plain.toml", "--out", tmp.path}, tmp.path);
+  INFO(plain.stdout_text() << plain.err);
+  CHECK(plain.code == 1);
+  CHECK(has_line(plain, "FAIL  no process of the target crashes"));
+  const json r = plain.report();
+  CHECK(r["target"]["process_events"]["watched"] == true);
+  const json& shot = r["phases"][1]["injections"][0]["measured"];
+  REQUIRE(shot["sent"] == true);
+  const int pid = shot["pid"].get<int>();
+  std::vector<std::string> crashes;
+  for (const auto& e : r["events"])
+    if (e["kind"] == "crash") crashes.push_back(e["detail"].get<std::string>());
+  REQUIRE(crashes.size() == 1);
+  CHECK(crashes[0].rfind(fmt::format("nginx (pid {}) of the target's processes was killed by SIGSEGV", pid), 0) == 0);
+  CHECK(crashes[0].find("during phase crash") != std::string::npos);
+  CHECK(r["phases"][0]["resources"]["target"]["crashes"] == 0);
+  CHECK(r["phases"][1]["resources"]["target"]["crashes"] == 1);
+  CHECK(r["phases"][2]["resources"]["target"]["crashes"] == 0);
+
+  // Expected, it is a result: the master started a new worker, and the phase after answers.
+  std::ofstream(tmp.path + "/expected.toml") << scenario("\"crash.target.crashes == 1\", \"events.crash == 1\"");
+  const auto run = run_rig({"run", tmp.path + "/expected.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 0);
+  CHECK(run.report()["phases"][2]["workloads"]["web"]["ops"].get<uint64_t>() > 100);
+}
+
+TEST_CASE("nginx's master killed under an sh -c wrapper is the target's death, killed by SIGKILL, not a daemon") {
+  const std::string bin = rig::testing::which("nginx");
+  if (bin.empty() || ::geteuid() != 0) {
+    MESSAGE("skipped: needs nginx and root (the kernel's process events; scripts/install-deps.sh installs nginx-light)");
+    return;
+  }
+  temp_dir tmp;
+  const uint16_t port = rig::testing::free_port();
+  const auto files = rig::testing::nginx_files::write(tmp.path, port, 2);
+  // The wrapper goes on after nginx and exits 0, leaving the orphaned workers behind: once taken
+  // for a daemonizing program ("the command target daemonized").
+  std::ofstream(tmp.path + "/s.toml") << fmt::format(R"(name = "nginx-master-killed"
+[target]
+kind = "command"
+run = ["/bin/sh", "-c", "{} -c {} -e stderr; true"]
+port = {}
+[workloads.web]
+kind = "http"
+connections = 2
+rate = "100/s"
+path = "/hello"
+[injectors.kill]
+kind = "kill"
+at = "200ms"
+[[phases]]
+name = "base"
+duration = "1s"
+[[phases]]
+name = "killed"
+duration = "2s"
+inject = ["kill"]
+)",
+                                                     bin, files.conf, port);
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  CHECK(run.code == 1);
+  const json r = run.report();
+  const json& death = r["target"]["death"];
+  CAPTURE(death.dump());
+  CHECK(death["description"].get<std::string>().rfind("the serving process nginx (pid ", 0) == 0);
+  CHECK(death["description"].get<std::string>().find("it was killed by SIGKILL") != std::string::npos);
+  CHECK(death["description"].get<std::string>().find("daemonized") == std::string::npos);
+  CHECK(death["signal"] == "SIGKILL");
+}
+
+TEST_CASE("tiny buffers on nginx's master and workers are put back whole: autotuning handed back, read back by rig in each process") {
+  const std::string bin = rig::testing::which("nginx");
+  if (bin.empty() || ::geteuid() != 0) {
+    MESSAGE("skipped: needs nginx and root (rig reads the workers' sockets itself; scripts/install-deps.sh installs "
+            "nginx-light)");
+    return;
+  }
+  temp_dir tmp;
+  const uint16_t port = rig::testing::free_port();
+  const auto files = rig::testing::nginx_files::write(tmp.path, port, 2);
+  std::ofstream(tmp.path + "/www/256k.bin") << std::string(256 * 1024, 'b');
+  ::chmod(tmp.path.c_str(), 0755);  // nginx's workers run as nobody: they must reach the file
+  // The same keep-alive connections through all three phases: their sockets in the workers are
+  // clamped, then must get back what they had, as must the listener new connections inherit from.
+  std::ofstream(tmp.path + "/s.toml") << fmt::format(R"(name = "nginx-tiny-buffers"
+{}[workloads.web]
+kind = "http"
+connections = 4
+path = "/256k.bin"
+[injectors.tiny]
+kind = "sockbuf"
+send = "4KiB"
+receive = "4KiB"
+[[phases]]
+name = "base"
+duration = "2s"
+[[phases]]
+name = "tiny"
+duration = "2s"
+inject = ["tiny"]
+[[phases]]
+name = "after"
+duration = "2s"
+)",
+                                                     files.target_toml(bin, port));
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const json r = run.report();
+  const json& inj = r["phases"][1]["injections"][0];
+  CAPTURE(inj.dump());
+  CHECK(inj["verified"] == true);
+  CHECK(inj["verification"].get<std::string>().find("itself: ") != std::string::npos);
+  CHECK(inj["reverted"] == true);
+  const std::string revert = inj["revert"].get<std::string>();
+  CHECK(revert.find("buffer autotuning handed back on") != std::string::npos);
+  CHECK(revert.find("itself: as before") != std::string::npos);
+  // The recovery is a recovery: once it stayed at 283/s against 45,889/s before the clamp.
+  const double base = workload(r, 0, "web")["throughput_ops_s"].get<double>();
+  const double after = workload(r, 2, "web")["throughput_ops_s"].get<double>();
+  CHECK(after > 0.5 * base);
 }

@@ -750,11 +750,7 @@ TEST_CASE("a target of several processes (nginx: a master and 2 workers) is meas
   const uint16_t port = rig::testing::free_port();
   const auto files = rig::testing::nginx_files::write(tmp.path, port, 2);
   std::ofstream(tmp.path + "/s.toml") << fmt::format(R"(name = "nginx-workers"
-[target]
-kind = "command"
-run = ["{}", "-c", "{}", "-e", "stderr"]
-port = {}
-[workloads.web]
+{}[workloads.web]
 kind = "http"
 connections = 8
 path = "/hello"
@@ -762,7 +758,7 @@ path = "/hello"
 name = "load"
 duration = "1500ms"
 )",
-                                                    bin, files.conf, port);
+                                                    files.target_toml(bin, port));
   const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path, "--quiet"}, tmp.path);
   INFO(run.stdout_text() << run.err);
   REQUIRE(run.code == 0);
