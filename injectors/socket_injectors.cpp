@@ -162,6 +162,33 @@ class socket_injector final : public injector {
     return v;
   }
 
+  // At the phase's end, each site's counts again: what the mechanism did over the phase,
+  // including in processes that exited meanwhile (a backend forked per connection).
+  nlohmann::json measure(run_context&) override {
+    nlohmann::json m = nlohmann::json::object();
+    std::string summary;
+    for (auto& s : sites_) {
+      try {
+        const auto r = s.site.sockets->check_socket_policy(forced_);
+        nlohmann::json site = {{"sockets", r.sockets}, {"matching", r.matching}};
+        for (const auto& [k, n] : r.counters) site[k] = n;
+        m[s.site.name] = site;
+        summary += fmt::format("{}{}: {} of {} open sockets as forced at the end", summary.empty() ? "" : "; ",
+                               s.site.name, r.matching, r.sockets);
+        const auto count = [&](const char* k) { return r.counters.count(k) ? r.counters.at(k) : int64_t(0); };
+        if (count("tcp_sockets_seen"))
+          summary += fmt::format(" ({} TCP sockets seen in all, {} of the program's setsockopt calls overridden{})",
+                                 count("tcp_sockets_seen"), count("setsockopt_overridden"),
+                                 count("processes_exited") ? fmt::format(", {} processes exited", count("processes_exited"))
+                                                           : "");
+      } catch (const std::exception& e) {
+        summary += fmt::format("{}{}: not read: {}", summary.empty() ? "" : "; ", s.site.name, e.what());
+      }
+    }
+    m["summary"] = summary;
+    return m;
+  }
+
   undo_result revert(run_context& ctx) noexcept override {
     undo_result u;
     for (auto it = sites_.rbegin(); it != sites_.rend(); ++it) {

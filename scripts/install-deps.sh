@@ -20,6 +20,8 @@ packages=(
   redis-server              # a real server for the raw-protocol tests (not started as a service)
   iproute2                  # tc's netem distribution tables, compared with rig's own in the tests
   nginx-light               # a real HTTP server for the http workload's tests (never started as a service)
+  postgresql-15             # a server that forks a backend per connection, for the shim's tests (the tests
+                            # start their own in a temp directory; Debian's package makes its default cluster)
   chromium fonts-dejavu-core  # headless, opens report.html in its test (no network: names resolve to nothing)
   zlib1g-dev                # HdrHistogram's compressed encoding; the HTML test reads Chromium's PNG screenshot
   python3-jsonschema        # validates scenarios/ against `rig schema` (with python3's tomllib)

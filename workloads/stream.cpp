@@ -28,6 +28,11 @@ option_table with_stream_options(option_table own) {
                .allowed = {"sleep", "spin"}});
   t.push_back({.name = "connect_timeout", .type = opt_type::duration, .default_text = "\"1s\"",
                .help = "time allowed for a TCP connect", .min = 1e6, .max = 3600e9});
+  t.push_back({.name = "connection", .type = opt_type::string, .default_text = "\"keep\"",
+               .help = "keep: each connection carries request after request; per_request: a new connection for "
+                       "each request, closed after its reply (a server that forks per connection, as PostgreSQL, "
+                       "forks per request; the connect is not in the latency of a closed loop)",
+               .allowed = {"keep", "per_request"}});
   return with_load_options(std::move(t), true);
 }
 
@@ -66,6 +71,7 @@ stream_workload::stream_workload(const option_values& v)
   timeout_ns_ = v.duration_ns("timeout");
   connect_timeout_ns_ = v.duration_ns("connect_timeout");
   spin_ = load_.open() && v.str("pacing") == "spin";
+  per_request_ = v.str("connection") == "per_request";
 }
 
 stream_workload::~stream_workload() { stop(); }
@@ -217,7 +223,7 @@ awaitable<void> stream_workload::request_loop(worker& w, conn& c) {
     }
     if (r.failure) rec.error(*r.failure, done, r.status, intended);
     else rec.record(intended, sent, done, lag, r.status);
-    if (r.reconnect) co_return;
+    if (r.reconnect || per_request_) co_return;
   }
 }
 

@@ -61,6 +61,9 @@ class stream_workload : public workload {
   virtual std::unique_ptr<conn> make_conn(asio::io_context& ioc) = 0;
   virtual void connected(conn&) {}  // a fresh connection: drop any state of the last one
   virtual awaitable<reply> exchange(conn& c) = 0;
+  // connection = "per_request": the connection closes after this reply, and what follows it
+  // there (a server's goodbye) goes with it.
+  bool per_request() const { return per_request_; }
 
   const option_values opts_;
   const load_model load_;
@@ -75,6 +78,7 @@ class stream_workload : public workload {
   int connections_ = 1, threads_ = 1;
   int64_t timeout_ns_ = 0, connect_timeout_ns_ = 0;
   bool spin_ = false;  // pacing = "spin"
+  bool per_request_ = false;  // connection = "per_request"
   static constexpr int64_t spin_lead_ns = 200'000;
   std::vector<std::unique_ptr<worker>> workers_;
   std::atomic<bool> stopped_{false};

@@ -3,6 +3,7 @@
 // that give error replies. (The recorder's unit tests passed while every real run said 0%.)
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -593,4 +594,151 @@ duration = "2s"
   const double base = workload(r, 0, "web")["throughput_ops_s"].get<double>();
   const double after = workload(r, 2, "web")["throughput_ops_s"].get<double>();
   CHECK(after > 0.5 * base);
+}
+
+TEST_CASE("the OOM killer takes a server started through su: the target's death is the OOM kill of the serving process, not su's exit 137") {
+  if (::geteuid() != 0 || rig::testing::which("su").empty() || !std::filesystem::exists("/sys/fs/cgroup")) {
+    MESSAGE("skipped: needs root, su and a memory cgroup");
+    return;
+  }
+  temp_dir tmp;
+  ::chmod(tmp.path.c_str(), 0755);
+  // su forks the server as nobody and waits: killed by the OOM killer, the server takes su out with
+  // exit status 137, which once read as an ordinary exit.
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "oom-under-su"
+[target]
+kind = "command"
+run = ["su", "-s", "/bin/sh", "nobody", "-c", "exec {rig} target --port {port} --set retain_per_request=1MiB"]
+[workloads.rr]
+kind = "tcp"
+connections = 2
+rate = "200/s"
+timeout = "1s"
+[injectors.cap]
+kind = "memory"
+limit = "48MiB"
+swap = "0B"
+[[phases]]
+name = "base"
+duration = "200ms"
+[[phases]]
+name = "capped"
+duration = "10s"
+inject = ["cap"]
+[expect]
+checks = ["events.oom_kill >= 1"]
+)";
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path, 60'000);
+  INFO(run.stdout_text() << run.err);
+  const json r = run.report();
+  const json& death = r["target"]["death"];
+  CAPTURE(death.dump());
+  CHECK(run.code == 0);  // the death is expected by the check
+  // The serving process (rig target, su's child) is the target: how it died comes from the
+  // kernel's process events, as rig is not its parent.
+  CHECK(death["cause"] == "oom_kill");
+  CHECK(death["signal"] == "SIGKILL");
+  const std::string text = death["description"].get<std::string>();
+  CHECK(text.rfind("the serving process rig (pid ", 0) == 0);
+  CHECK(text.find("it was killed by SIGKILL") != std::string::npos);
+  bool said = false;
+  for (const auto& e : r["events"])
+    if (e["kind"] == "target_exit")
+      said = e["detail"].get<std::string>().find("(the OOM killer, under the memory cap)") != std::string::npos;
+  CHECK(said);
+}
+
+namespace {
+// PostgreSQL's server binaries (Debian: /usr/lib/postgresql/VERSION/bin), "" when not installed.
+std::string postgres_bin_dir() {
+  std::error_code ec;
+  for (const auto& v : std::filesystem::directory_iterator("/usr/lib/postgresql", ec))
+    if (std::filesystem::exists(v.path() / "bin/postgres") && std::filesystem::exists(v.path() / "bin/initdb"))
+      return (v.path() / "bin").string();
+  return "";
+}
+}  // namespace
+
+TEST_CASE("PostgreSQL: fsync delays in its per-connection backends are counted, nodelay reaches new backends and is read back") {
+  const std::string bin = postgres_bin_dir();
+  if (bin.empty() || ::geteuid() != 0 || !::getpwnam("postgres") || rig::testing::which("setpriv").empty()) {
+    MESSAGE("skipped: needs PostgreSQL (postgresql-15), its postgres user, setpriv and root");
+    return;
+  }
+  temp_dir tmp;
+  ::chmod(tmp.path.c_str(), 0755);
+  const std::string data = tmp.path + "/data";
+  std::filesystem::create_directories(data);
+  const passwd* pg = ::getpwnam("postgres");
+  REQUIRE(::chown(data.c_str(), pg->pw_uid, pg->pw_gid) == 0);
+  const std::vector<std::string> as_postgres = {"setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"};
+  std::vector<std::string> initdb = as_postgres;
+  for (const auto& a : {bin + "/initdb", std::string("-D"), data, std::string("-A"), std::string("trust"),
+                        std::string("-U"), std::string("postgres"), std::string("--no-sync")})
+    initdb.push_back(a);
+  initdb[0] = rig::testing::which("setpriv");
+  const auto init = rig::testing::run_program(initdb, tmp.path, 120'000);
+  INFO(init.err);
+  REQUIRE(init.code == 0);
+  // A request: a connection's startup (user postgres, trust), one insert, and its end; each on
+  // a connection of its own, so each is served by a backend forked for it that exits after it.
+  const std::string sql = "CREATE TABLE IF NOT EXISTS t(x int); INSERT INTO t VALUES (1)";
+  const auto u32 = [](uint32_t v) {
+    return fmt::format("\\u{:04x}\\u{:04x}\\u{:04x}\\u{:04x}", v >> 24, (v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff);
+  };
+  const std::string params = "user\\u0000postgres\\u0000database\\u0000postgres\\u0000\\u0000";
+  const std::string startup = u32(4 + 4 + 33) + u32(196608) + params;
+  const std::string query = "Q" + u32(uint32_t(4 + sql.size() + 1)) + sql + "\\u0000";
+  const std::string request = startup + query + "X" + u32(4);
+  std::ofstream(tmp.path + "/s.toml") << fmt::format(R"(name = "postgres-backends"
+[target]
+kind = "command"
+run = ["{}", "--reuid=postgres", "--regid=postgres", "--init-groups", "{}/postgres", "-D", "{}", "-p", "{{port}}",
+       "-k", "{}", "-c", "listen_addresses=127.0.0.1", "-c", "fsync=on", "-c", "synchronous_commit=on"]
+ready_timeout = "30s"
+[workloads.db]
+kind = "tcp"
+connection = "per_request"
+request = "{}"
+response_until = "INSERT 0 1\u0000"
+rate = "20/s"
+timeout = "5s"
+[injectors.slow_fsync]
+kind = "file_faults"
+path_prefix = "{}"
+delay = "20ms"
+error = "none"
+[injectors.nagle]
+kind = "nodelay"
+[[phases]]
+name = "base"
+duration = "2s"
+[[phases]]
+name = "slow"
+duration = "2s"
+inject = ["slow_fsync", "nagle"]
+)",
+                                                     rig::testing::which("setpriv"), bin, data, data, request, data);
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path, 120'000);
+  INFO(run.stdout_text() << run.err);
+  REQUIRE(run.code == 0);
+  const json r = run.report();
+  CHECK(workload(r, 0, "db")["ops"].get<uint64_t>() >= 20);
+  const json& slow = r["phases"][1];
+  json fsync, nagle;
+  for (const auto& i : slow["injections"]) (i["name"] == "slow_fsync" ? fsync : nagle) = i;
+  CAPTURE(fsync.dump());
+  CAPTURE(nagle.dump());
+  // Each commit's WAL flush in its backend was delayed and counted, though every backend exited.
+  CHECK(fsync["verified"] == true);
+  CHECK(fsync["measured"]["calls"].get<int64_t>() >= 20);
+  CHECK(fsync["measured"]["delayed"] == fsync["measured"]["calls"]);
+  CHECK(fsync["measured"]["processes_exited"].get<int64_t>() >= 10);
+  CHECK(workload(r, 1, "db")["latency_us"]["p50"].get<double>() > 20'000);
+  // Nagle's algorithm reached the backends forked for the new connections.
+  CHECK(nagle["verified"] == true);
+  // (PostgreSQL sets TCP_NODELAY on each connection it accepts: the shim overrides that call.)
+  const json& forced = nagle["measured"]["target"];
+  CHECK(forced["setsockopt_overridden"].get<int64_t>() + forced["nodelay_forced"].get<int64_t>() >= 20);
+  CHECK(nagle["reverted"] == true);
 }
