@@ -30,7 +30,7 @@ class control_client {
   // The next reply line, by `deadline_ns`; nullopt when it has not come by then.
   std::optional<std::string> read_line(int64_t deadline_ns);
 
-  std::timed_mutex mu_;
+  std::mutex mu_;
   unique_fd fd_;
   int timeout_ms_ = 2000;
   std::string buffered_;
