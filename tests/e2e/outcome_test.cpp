@@ -601,6 +601,8 @@ TEST_CASE("the OOM killer takes a server started through su: the target's death 
     MESSAGE("skipped: needs root, su and a memory cgroup");
     return;
   }
+  if (rig::testing::sanitized_skip("the sanitizer's shadow memory, not the retained requests, meets the memory cap"))
+    return;
   temp_dir tmp;
   ::chmod(tmp.path.c_str(), 0755);
   // su forks the server as nobody and waits: killed by the OOM killer, the server takes su out with
@@ -631,6 +633,7 @@ checks = ["events.oom_kill >= 1"]
   const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path}, tmp.path, 60'000);
   INFO(run.stdout_text() << run.err);
   const json r = run.report();
+  REQUIRE(r["target"].contains("death"));
   const json& death = r["target"]["death"];
   CAPTURE(death.dump());
   CHECK(run.code == 0);  // the death is expected by the check
@@ -732,7 +735,10 @@ inject = ["slow_fsync", "nagle"]
   // Each commit's WAL flush in its backend was delayed and counted, though every backend exited.
   CHECK(fsync["verified"] == true);
   CHECK(fsync["measured"]["calls"].get<int64_t>() >= 20);
-  CHECK(fsync["measured"]["delayed"] == fsync["measured"]["calls"]);
+  // Each delayed, but for a call under way as the phase ended (counted, its delay not over yet).
+  const int64_t calls = fsync["measured"]["calls"].get<int64_t>(), delayed = fsync["measured"]["delayed"].get<int64_t>();
+  CHECK(delayed <= calls);
+  CHECK(delayed + 2 >= calls);
   CHECK(fsync["measured"]["processes_exited"].get<int64_t>() >= 10);
   CHECK(workload(r, 1, "db")["latency_us"]["p50"].get<double>() > 20'000);
   // Nagle's algorithm reached the backends forked for the new connections.
