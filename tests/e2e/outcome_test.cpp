@@ -477,6 +477,7 @@ checks = [{}]
   CHECK(has_line(plain, "FAIL  no process of the target crashes"));
   const json r = plain.report();
   CHECK(r["target"]["process_events"]["watched"] == true);
+  CHECK(r["target"]["process_events"]["lost"] == 0);  // none dropped: the crash count is whole
   const json& shot = r["phases"][1]["injections"][0]["measured"];
   REQUIRE(shot["sent"] == true);
   const int pid = shot["pid"].get<int>();
