@@ -147,6 +147,18 @@ void run_clock::end_phase(int64_t t_ns) {
   phase.store(-1, std::memory_order_release);
 }
 
+std::pair<int64_t, int64_t> run_clock::in_phase(int64_t t_ns) const {
+  const int p = phase_at(t_ns);
+  if (p < 0) return {0, 0};
+  const int64_t len = size_t(p) < phase_ns.size() ? phase_ns[size_t(p)] : 0;
+  // A bare clock keeps no windows: the running phase's start.
+  const int64_t begin = p < cell_.started.load(std::memory_order_acquire)
+                            ? cell_.begin_ns[p].load(std::memory_order_relaxed)
+                            : phase_start_ns.load(std::memory_order_relaxed);
+  const int64_t in = t_ns - begin;
+  return {in > 0 ? in : 0, len};
+}
+
 int run_clock::phase_at(int64_t t_ns) const {
   const int started = cell_.started.load(std::memory_order_acquire);
   if (started == 0) return phase.load(std::memory_order_acquire);  // no windows kept (a bare clock): the running one

@@ -48,14 +48,10 @@ struct run_clock {
   std::atomic<int>& phase;
   std::atomic<int64_t>& phase_start_ns;  // set before `phase`
   std::vector<int64_t> phase_ns;         // each phase's planned length, fixed before the run
-  // How far into the running phase `t_ns` is and how long that phase lasts; {0, 0} between phases.
-  std::pair<int64_t, int64_t> in_phase(int64_t t_ns) const {
-    const int p = phase.load(std::memory_order_acquire);
-    if (p < 0) return {0, 0};
-    const int64_t len = size_t(p) < phase_ns.size() ? phase_ns[size_t(p)] : 0;
-    const int64_t in = t_ns - phase_start_ns.load(std::memory_order_relaxed);
-    return {in > 0 ? in : 0, len};
-  }
+  // How far into its phase `t_ns` is and how long that phase lasts; {0, 0} between phases. The
+  // phase is the one whose window holds t_ns, not the one running: a schedule computed late (its
+  // connection held by a slow reply past the phase's end) keeps the rate of the time it is for.
+  std::pair<int64_t, int64_t> in_phase(int64_t t_ns) const;
   // The rig's side: phase p runs from now (t_ns), and p ended at t_ns.
   void begin_phase(int p, int64_t t_ns);
   void end_phase(int64_t t_ns);

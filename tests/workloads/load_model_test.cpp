@@ -104,6 +104,29 @@ TEST_CASE("a ramp rises linearly over the phase, and restarts with the next") {
   CHECK(double(n) == doctest::Approx(1100).epsilon(0.02));
 }
 
+TEST_CASE("a schedule computed after its phase ended keeps that phase's ramp") {
+  // The CI failure: a connection held by a slow reply computes its next sends after the phase
+  // ended; at the rate of the running phase (none: the base 500/s) its last second's share of a
+  // 500-4000/s ramp came out 8x too sparse, and the phase counted 8,260 requests due of 9,000.
+  run_clock clock;
+  clock.start_ns = 0;
+  clock.phase_ns = {4 * ns_per_s, 4 * ns_per_s};
+  clock.begin_phase(0, 0);
+  clock.end_phase(4 * ns_per_s);
+  clock.begin_phase(1, 5 * ns_per_s);  // the next phase runs, from 5 s
+  load_model m;
+  m.rate = 500;
+  m.ramp_to = 4000;
+  const auto ts = schedule(m, clock, 32, 4 * ns_per_s);
+  // Uniform arrivals: the ramp's mean 2,250/s for 4 s. Each gap is sized by the rate at its
+  // midpoint, so the count is the rate's integral (from the rate at each gap's start: 33 short).
+  CHECK(std::abs(double(ts.size()) - 9000) <= 2);
+  CHECK(std::abs(double(count_in(ts, 3, 4)) - 3562) <= 2);  // 3,562.5 due in the last second
+  // Between the phases, the base rate; in phase 1, its own ramp from its own start.
+  CHECK(m.rate_at(clock.in_phase(4'500'000'000).first, clock.in_phase(4'500'000'000).second) == 500);
+  CHECK(clock.in_phase(7 * ns_per_s) == std::pair<int64_t, int64_t>{2 * ns_per_s, 4 * ns_per_s});
+}
+
 TEST_CASE("steps hold each rate for a step, the last until the phase ends") {
   fake_phase f(4);
   load_model m;
