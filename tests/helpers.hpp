@@ -10,6 +10,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -74,7 +76,9 @@ struct temp_dir {
     REQUIRE(::mkdtemp(t.data()));
     path = t;
   }
-  ~temp_dir() { std::filesystem::remove_all(path); }
+  // Removes the directory, after undoing what a rig journal left in its state/ subdirectory
+  // names (see below).
+  ~temp_dir();
 };
 
 inline std::string slurp(const std::string& path) {
@@ -157,6 +161,35 @@ inline rig_result run_rig(const std::vector<std::string>& args, const std::strin
   std::vector<std::string> argv = {RIG_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_program(argv, dir, timeout_ms, env);
+}
+
+// A test that gives rig its own state directory (RIG_STATE_DIR=TMP/state) and fails, or whose
+// rig dies (a sanitizer's abort), may leave a journal there: removed with the directory, the
+// cgroups and processes it names would outlive every record of them. So they are undone first,
+// by `rig cleanup` on that directory, and a journal left is a failed check.
+inline temp_dir::~temp_dir() {
+  const std::string state = path + "/state";
+  std::error_code ec;
+  bool left = false;
+  for (const auto& e : std::filesystem::directory_iterator(state, ec))
+    left = left || e.path().filename().string().rfind("journal-", 0) == 0;
+  if (left) {
+    std::string said;
+    try {
+      auto c = child_process::spawn({.argv = {RIG_BINARY, "cleanup"},
+                                     .capture_stdout = true,
+                                     .stderr_path = path + "/cleanup-stderr.txt",
+                                     .env = {"RIG_STATE_DIR=" + state}});
+      while (auto line = c.read_line(60'000)) said += *line + "\n";
+      c.wait(60'000);
+      said += slurp(path + "/cleanup-stderr.txt");
+    } catch (const std::exception& e) {
+      said += e.what();
+    }
+    std::fprintf(stderr, "a rig journal was left in %s: rig cleanup said:\n%s\n", state.c_str(), said.c_str());
+    if (std::uncaught_exceptions() == 0) FAIL_CHECK("a rig journal was left in " << state << "; rig cleanup said: " << said);
+  }
+  std::filesystem::remove_all(path, ec);
 }
 
 // `rig run DIR/FILE --out DIR`, which must succeed: its report.
