@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
 
 #include "core/error.hpp"
 
@@ -37,13 +38,15 @@ unique_fd directory::create(const std::string& name) const {
 }
 
 void directory::write_file(const std::string& name, const std::string& text) const {
-  const unique_fd f = create(name);
-  for (size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(f.get(), text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    throw_system_error_on(n <= 0, "write " + path_ + "/" + name);
-    done += size_t(n);
-  }
+  replace_file_at(fd(), path_, name, text);
+}
+
+std::string directory::read_input(const std::string& name, const input_kind& kind) const {
+  return read_input_at(fd(), path_, name, kind);
+}
+
+std::optional<std::string> directory::read_input_if_present(const std::string& name, const input_kind& kind) const {
+  return rig::read_input_if_present(fd(), path_, name, kind);
 }
 
 std::optional<std::string> directory::read_file(const std::string& name) const {
@@ -58,6 +61,19 @@ std::optional<std::string> directory::read_file(const std::string& name) const {
     if (n == 0) return text;
     text.append(buf, size_t(n));
   }
+}
+
+std::string directory::current_path() const {
+  char buf[4096];
+  const ssize_t n = ::readlink(("/proc/self/fd/" + std::to_string(fd())).c_str(), buf, sizeof buf - 1);
+  if (n <= 0) return path_;
+  const std::string now(buf, size_t(n));
+  // The same directory under the name given (the name may go through links): that name.
+  struct stat held {}, named {};
+  if (::fstat(fd(), &held) == 0 && ::stat(path_.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
+      held.st_ino == named.st_ino)
+    return path_;
+  return now;
 }
 
 void directory::remove(const std::string& name) const { ::unlinkat(fd(), name.c_str(), 0); }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/fd.hpp"
+#include "core/files.hpp"
 
 namespace rig {
 
@@ -20,15 +21,25 @@ class directory {
   std::optional<directory> make_subdir(const std::string& name, mode_t mode = 0755) const;
 
   const std::string& path() const { return path_; }
+  // Where the directory held is now (/proc/self/fd): path() unless it was moved since it was
+  // opened (then its new name; a name put in its old place leads elsewhere).
+  std::string current_path() const;
   int fd() const { return fd_.get(); }
   explicit operator bool() const { return bool(fd_); }
 
   // A file of this directory for writing, made (0644) or truncated; never through a link.
   unique_fd create(const std::string& name) const;
-  // Writes the whole text to a file of this directory; throws naming the file on failure.
+  // Writes the whole text to a file of this directory, replacing it whole (core/files.hpp: a
+  // new file renamed into place; a link, a non-regular file or another user's file there is
+  // refused); throws naming the file on failure.
   void write_file(const std::string& name, const std::string& text) const;
-  // The whole file, or nullopt (errno set) when it cannot be opened or read.
+  // The whole file, or nullopt (errno set) when it cannot be opened or read: rig's own files.
   std::optional<std::string> read_file(const std::string& name) const;
+  // An input of this directory (report.json, repeat.json, ...): a regular file within the kind's
+  // cap, never through a link (core/files.hpp); throws input_error naming it.
+  std::string read_input(const std::string& name, const input_kind& kind) const;
+  // The same; nullopt when there is no such name.
+  std::optional<std::string> read_input_if_present(const std::string& name, const input_kind& kind) const;
   void remove(const std::string& name) const;
 
  private:

@@ -192,4 +192,21 @@ bool split_comparison(const std::string& text, std::string& lhs, std::string& op
   return true;
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(text[i + 1]) <= 0x9f) {  // U+0080-U+009F: C1 controls (CSI among them)
+      out += fmt::format("\\u00{:02x}", static_cast<unsigned char>(text[++i]));
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
 }  // namespace rig

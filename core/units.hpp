@@ -27,6 +27,11 @@ bool split_comparison(const std::string& text, std::string& lhs, std::string& op
 // `a op b` for an operator split_comparison found; false for any other op.
 bool holds(double a, const std::string& op, double b);
 
+// A text read from a file (a report's names, a scenario's description), safe to print: control
+// characters other than newline and tab (an escape sequence, a carriage return, a C1 control)
+// become visible escapes ("\x1b", "\u009b"), so no file can drive the terminal that shows it.
+std::string printable(std::string_view text);
+
 // Human-readable forms for terminal output.
 // No value (NaN) is "-" for a duration or a count.
 std::string format_duration_us(double us);    // "87.0us", "44.1ms", "1.20s"

@@ -62,7 +62,8 @@ std::vector<std::string> export_hdr_logs(const std::string& run_dir, const run_r
   std::vector<std::string> written;
   for (const auto& w : names) {
     const std::string src = w + ".latency.hlog";
-    std::string log = run.read_file(src).value_or("");
+    // A regular file within its cap, never through a link (a FIFO there cannot block).
+    std::string log = run.read_input_if_present(src, hlog_input).value_or("");
     std::string from = run_dir + "/" + src;
     if (log.empty()) {  // an older run: an interval per phase, from report.json
       from = run_dir + "/report.json (its phases' histograms, as a log)";

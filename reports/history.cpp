@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/units.hpp"
 #include "reports/html_common.hpp"
 #include "reports/svg_chart.hpp"
@@ -43,8 +44,17 @@ history_summary read_history(const std::string& dir, const std::string& scenario
   h.dir = dir;
   if (!fs::is_directory(dir)) throw input_error(dir + ": not a directory");
   std::vector<fs::path> subs;
+  // At most max_runs_read directories, and runs in all (a history of 100,000 is refused, not read).
+  const auto too_many = [&](const fs::path& where) {
+    return input_error(fmt::format("{}: more than {} runs: rig reads at most {} in a history (move older ones out)",
+                                   where.string(), max_runs_read, max_runs_read));
+  };
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_directory()) subs.push_back(e.path());
+    if (e.is_directory() && !e.is_symlink()) {
+      if (subs.size() >= max_runs_read) throw too_many(dir);
+      subs.push_back(e.path());
+    }
+  size_t runs_read = 0;
   std::sort(subs.begin(), subs.end());
   for (const auto& s : subs) {
     history_point p{s.filename().string(), s.string(), 0, {}};
@@ -53,7 +63,10 @@ history_summary read_history(const std::string& dir, const std::string& scenario
     } else {  // a directory of runs or repeats (a release's): their spread
       std::vector<fs::path> runs;
       for (const auto& e : fs::directory_iterator(s))
-        if (e.is_directory() && is_group(e.path())) runs.push_back(e.path());
+        if (e.is_directory() && !e.is_symlink() && is_group(e.path())) {
+          if (runs.size() >= max_runs_read) throw too_many(s);
+          runs.push_back(e.path());
+        }
       if (runs.empty()) continue;
       std::sort(runs.begin(), runs.end());
       p.runs = {s.string(), "repeat", {}};
@@ -61,6 +74,7 @@ history_summary read_history(const std::string& dir, const std::string& scenario
         for (auto& one : load_group(r.string()).runs) p.runs.runs.push_back(std::move(one));
     }
     if (p.runs.kind == "sweep" || p.runs.runs.empty()) continue;
+    if ((runs_read += p.runs.runs.size()) > max_runs_read) throw too_many(dir);
     p.started = p.runs.runs.front().report.phases.empty() ? 0 : p.runs.runs.front().report.phases.front().start_wall;
     h.points.push_back(std::move(p));
   }

@@ -13,7 +13,7 @@ std::string render_html(const run_report& report, const timeseries_table& timese
 std::string render_html(const nlohmann::json& report, const timeseries_table& timeseries,
                         const std::string& scenario_text);  // report.json as written, read by report_from_json
 
-timeseries_table read_csv(const std::string& path);
+timeseries_table read_run_csv(const std::string& run_dir);
 timeseries_table parse_csv(const std::string& text);
 
 // Reads RUN_DIR/report.json (required), timeseries.csv and scenario.toml (if there) and

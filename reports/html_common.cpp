@@ -6,6 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/files.hpp"
 #include "core/units.hpp"
 
 namespace rig::html {
@@ -87,7 +88,8 @@ json parse_json_limited(const std::string& text, const std::string& what) {
 }
 
 json read_report(const directory& run_dir) {
-  const auto text = run_dir.read_file("report.json");
+  // A regular file of at most 64 MiB, not through a link: a FIFO, /dev/zero or 300 MB is refused.
+  const auto text = run_dir.read_input_if_present("report.json", report_input);
   if (!text)
     throw std::runtime_error("no report.json in " + run_dir.path() + " (is it a run directory written by `rig run`?)");
   return parse_json_limited(*text, run_dir.path() + "/report.json");

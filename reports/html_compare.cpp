@@ -3,7 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include "core/files.hpp"
 #include <tuple>
 
 #include "core/units.hpp"
@@ -92,7 +92,7 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
                      err_rise(r.a, r.b) ? "  ← more requests fail in B" : "");
   }
   // compare.html: the same table, and A's and B's per-second latency on one time axis.
-  const timeseries_table ta = read_csv(dir_a + "/timeseries.csv"), tb = read_csv(dir_b + "/timeseries.csv");
+  const timeseries_table ta = read_run_csv(dir_a), tb = read_run_csv(dir_b);
   const columns ca{ta}, cb{tb};
   std::string o = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>rig compare</title><style>" +
                   std::string(css) + "</style></head><body>\n<h1>rig compare</h1>\n<dl class=\"facts\">";
@@ -138,9 +138,7 @@ std::string compare_runs(const std::string& dir_a, const std::string& dir_b, con
   }
   o += svg_chart(lat_chart) + svg_chart(thr_chart);
   o += "<p class=\"small\">Ratios are B/A: below 1× B is faster (latency) or slower (throughput).</p></body></html>\n";
-  std::ofstream out(html_path);
-  if (!out) throw std::runtime_error("cannot write " + html_path);
-  out << o;
+  write_user_file(html_path, o);
   return t + "\nB/A below 1×: B's latency is lower, or its throughput is. Charts: " + html_path + "\n";
 }
 
@@ -149,9 +147,7 @@ std::string compare_groups_html(const std::string& section, const std::string& h
                         std::string(css) + "</style></head><body>\n<h1>rig compare</h1>\n" + section +
                         "<p class=\"small\">Ratios are B/A: below 1× B is faster (latency) or slower (throughput). Each "
                         "run's own report.html is in its directory.</p></body></html>\n";
-  std::ofstream out(html_path);
-  if (!out) throw std::runtime_error("cannot write " + html_path);
-  out << o;
+  write_user_file(html_path, o);
   return html_path;
 }
 

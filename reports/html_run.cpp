@@ -17,7 +17,9 @@ namespace rig {
 
 using namespace html;
 
-timeseries_table read_csv(const std::string& path) { return parse_csv(read_text_file(path).value_or("")); }
+timeseries_table read_run_csv(const std::string& run_dir) {
+  return parse_csv(directory::open(run_dir).read_input_if_present("timeseries.csv", run_file_input).value_or(""));
+}
 
 timeseries_table parse_csv(const std::string& text) {
   timeseries_table t;
@@ -269,8 +271,9 @@ std::string render_html(const json& r, const timeseries_table& ts, const std::st
 
 std::string write_html_report(const directory& run_dir) {
   const run_report r = read_run_report(run_dir);
-  run_dir.write_file("report.html", render_html(r, parse_csv(run_dir.read_file("timeseries.csv").value_or("")),
-                                                run_dir.read_file("scenario.toml").value_or("")));
+  run_dir.write_file("report.html",
+                     render_html(r, parse_csv(run_dir.read_input_if_present("timeseries.csv", run_file_input).value_or("")),
+                                 run_dir.read_input_if_present("scenario.toml", run_file_input).value_or("")));
   return run_dir.path() + "/report.html";
 }
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <stdexcept>
+#include <type_traits>
 
 #include "core/units.hpp"
 #include "reports/phase_table.hpp"
@@ -101,10 +102,12 @@ struct json_reader {
     if (strict) return j.at(k);
     return j.is_object() && j.contains(k) ? j[k] : none;
   }
+  // A text comes back printable (core/units.hpp): a report's names reach terminals.
   template <class T>
   T get(const nlohmann::json& j, const char* k, T otherwise = T{}) const {
     const auto& v = at(j, k);
-    return v.is_null() ? otherwise : v.get<T>();
+    if constexpr (std::is_same_v<T, std::string>) return v.is_null() ? otherwise : printable(v.get<std::string>());
+    else return v.is_null() ? otherwise : v.get<T>();
   }
   // null (or absent, when tolerant): no figure. Anything but a number or null is refused: a
   // string or a negative count read as 0 would pass a gate it should fail.
@@ -148,14 +151,14 @@ phase_result read_phase(const nlohmann::json& j, const std::vector<std::string>&
                        rd.get<std::string>(i, "verification"),
                        rd.get<nlohmann::json>(i, "measured", nlohmann::json::object())};
     if (i.contains("reverted") && i["reverted"].is_boolean()) r.reverted = i["reverted"].get<bool>();
-    r.revert = i.value("revert", "");
+    r.revert = printable(i.value("revert", ""));
     p.injections.push_back(std::move(r));
   }
   const auto& wl = rd.at(j, "workloads");
   for (const auto& name : workload_order) {
     const auto& x = wl.at(name);
     workload_phase_result w;
-    w.name = name;
+    w.name = printable(name);
     w.ops = rd.get<uint64_t>(x, "ops");
     w.due = rd.get<uint64_t>(x, "due", 0);
     w.not_sent = rd.get<uint64_t>(x, "not_sent", 0);

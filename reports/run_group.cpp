@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/units.hpp"
 #include "reports/html_common.hpp"
 
@@ -99,12 +101,13 @@ run_group load_group(const std::string& dir) {
     throw std::runtime_error(dir + ": no report.json, repeat.json or sweep.json (a run, a rig run --repeat or a sweep "
                                    "directory)");
   const char* name = repeat ? "repeat.json" : "sweep.json";
-  const auto text = directory::open(dir).read_file(name);
-  if (!text) throw std::runtime_error("cannot read " + dir + "/" + name);
-  const json j = html::parse_json_limited(*text, dir + "/" + name);
+  const json j = html::parse_json_limited(directory::open(dir).read_input(name, summary_input), dir + "/" + name);
   g.kind = repeat ? "repeat" : "sweep";
   auto add = [&](const std::string& level, const json& runs) {
     if (!runs.is_array()) throw std::runtime_error(dir + ": 'runs' is not a list");
+    if (g.runs.size() + runs.size() > max_runs_read)
+      throw input_error(fmt::format("{}/{}: more than {} runs: rig reads at most {} runs as one group", dir, name,
+                                    max_runs_read, max_runs_read));
     for (const auto& r : runs) {
       if (!r.is_string()) throw std::runtime_error(dir + ": a run is not a directory name");
       g.runs.push_back({level, html::read_run_report(run_path(dir, r.get<std::string>()))});

@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 
 #include "core/bind.hpp"
+#include "core/files.hpp"
 #include "core/host.hpp"
 #include "core/journal.hpp"
 #include "core/net.hpp"
@@ -206,8 +208,10 @@ int cmd_validate(const std::string& file, const std::vector<std::string>& sets, 
 
 // A --junit path it cannot write fails before the runs, not after them (none given: true).
 bool junit_writable(const char* command, const std::string& path) {
-  if (path.empty() || std::ofstream(path, std::ios::app)) return true;
-  std::cerr << "rig " << command << ": cannot write --junit " << path << "\n";
+  if (path.empty()) return true;
+  const std::string why = user_file_refusal(path);  // nothing made or opened: the same checks as the write
+  if (why.empty()) return true;
+  std::cerr << "rig " << command << ": cannot write --junit " << path << ": " << why << "\n";
   return false;
 }
 
@@ -374,9 +378,7 @@ int cmd_history(const std::string& dir, const std::string& scenario, const std::
     std::filesystem::create_directories(out);
     for (const auto& [name, text] : {std::pair{"history.json", to_json(h).dump(2) + "\n"},
                                      std::pair{"history.html", render_history_html(h)}}) {
-      std::ofstream f(out + "/" + name, std::ios::trunc);
-      f << text;
-      if (!f.flush()) throw std::runtime_error("cannot write " + out + "/" + name);
+      write_user_file(out + "/" + name, text);
     }
     std::cout << history_table(h) << fmt::format("\nhistory: {}/history.json\n  open {}/history.html\n", out, out);
     return exit_ok;
@@ -394,9 +396,7 @@ int cmd_export(const std::string& run_dir, const std::string& format, const std:
       if (out_path.empty() || out_path == "-") {
         std::cout << text;
       } else {
-        std::ofstream out(out_path, std::ios::trunc);
-        out << text;
-        if (!out.flush()) throw std::runtime_error("cannot write " + out_path);
+        write_user_file(out_path, text);
         std::cerr << "rig export: " << out_path << "\n";
       }
       return exit_ok;
@@ -606,10 +606,31 @@ cli_commands define_commands(CLI::App& app, cli_args& a) {
   return c;
 }
 
+// A key given twice with --set on one command line is refused: which one holds is easy to
+// misread. (A suite's own `set`, an entry's, then the command line's do layer, the last winning:
+// docs/scenarios.md.)
+bool sets_once(const char* command, const std::vector<std::string>& sets) {
+  std::map<std::string, std::string> seen;
+  for (const auto& s : sets) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos) continue;  // the scenario loader says what is wrong with it
+    const auto [it, fresh] = seen.emplace(s.substr(0, eq), s);
+    if (!fresh) {
+      std::cerr << fmt::format("rig {}: --set {} is given twice (--set {}, then --set {}): give each key once\n",
+                               command, it->first, it->second, s);
+      return false;
+    }
+  }
+  return true;
+}
+
 // The command given, run; its exit code.
 int dispatch(const cli_commands& c, const cli_args& a) {
   try {
     if (*c.workload_helper) return run_workload_helper();
+    for (const auto& [given, name] : {std::pair{c.run, "run"}, {c.suite, "suite"}, {c.validate, "validate"},
+                                      {c.target, "target"}})
+      if (*given && !sets_once(name, a.sets)) return exit_usage;
     if (*c.run) return cmd_run(a.file, a.sets, a.out_dir, a.quiet, a.progress_s, a.allow_remote, a.cleanup_first, a.junit, a.repeat, a.run_dir_exact);
     if (*c.suite) {
       run_options o;

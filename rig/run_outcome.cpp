@@ -155,6 +155,11 @@ int write_and_say(run_report& rep, const directory& run_dir, bool remove_spill, 
   if (rep.status == "failed" && !rep.failure.empty()) out << "FAILED " << rep.failure << "\n";
   if (!not_written.empty())
     out << fmt::format("\nstatus: failed   report.json not written: {}\n", not_written);
+  else if (const std::string now = run_dir.current_path(); now != run_dir.path())
+    // Moved mid-run (a name put in its place leads elsewhere): where the files rig wrote are.
+    out << fmt::format("\nstatus: {}   report: {}/report.json\n  (the run directory was moved from {} during the "
+                       "run; that name no longer leads to it)\n",
+                       rep.status, now, run_dir.path());
   else
     out << fmt::format("\nstatus: {}   report: {}/report.json{}\n", rep.status, rep.run_dir,
                        html.empty() ? "" : "\n  open " + html);

@@ -1,18 +1,13 @@
 #include "core/bind.hpp"
 #include "rig/scenario.hpp"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 #include <sstream>
 
+#include "core/files.hpp"
 #include "core/host.hpp"
 #include "core/units.hpp"
 #include "injectors/injector.hpp"
@@ -323,7 +318,7 @@ struct loader {
                                                           ? fmt::format("; it has {} characters", sc.name.size())
                                                           : ""));
     }
-    if (tv.has("description")) sc.description = tv.str("description");  // else refused already
+    if (tv.has("description")) sc.description = printable(tv.str("description"));  // else refused already
     if (tv.has("seed")) sc.seed = tv.integer("seed");
     if (tv.has("tags")) {
       sc.tags = tv.strings("tags");
@@ -670,30 +665,10 @@ scenario parse_scenario(const std::string& text, const std::string& file, const 
   return l.load(text, overrides);
 }
 
-// A scenario is a regular file of at most this many bytes (the largest in scenarios/ is ~3 KiB):
-// /dev/zero, a FIFO or a directory is refused before it is read.
-constexpr std::streamsize max_scenario_bytes = 1 << 20;
-
+// A scenario is a regular file of at most 1 MiB (the largest in scenarios/ is ~3 KiB): /dev/zero,
+// a FIFO or a directory is refused before it is read (core/files.hpp).
 scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides, bool allow_remote) {
-  auto refuse = [&](const std::string& why) {
-    diagnostics d;
-    d.add({path, 0, 0, {}}, why);
-    throw input_error(d);
-  };
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) refuse(std::string("cannot read the scenario file: ") + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) refuse("is a directory, not a scenario file (rig run takes one .toml file)");
-  if (!S_ISREG(st.st_mode)) refuse("is not a regular file (a device, a FIFO or a socket): rig reads scenarios from files");
-  if (st.st_size > max_scenario_bytes)
-    refuse(fmt::format("is {} bytes; a scenario file may be at most {} (1 MiB)", st.st_size, max_scenario_bytes));
-  std::ifstream in(path);
-  if (!in) refuse(std::string("cannot read the scenario file: ") + std::strerror(errno));
-  std::string text(size_t(max_scenario_bytes) + 1, '\0');
-  in.read(text.data(), max_scenario_bytes + 1);  // bounded even if it grew since the stat
-  text.resize(size_t(in.gcount()));
-  if (std::streamsize(text.size()) > max_scenario_bytes)
-    refuse(fmt::format("grew past {} bytes while being read", max_scenario_bytes));
-  return parse_scenario(text, path, overrides, true, allow_remote);
+  return parse_scenario(read_input_file(path, scenario_input), path, overrides, true, allow_remote);
 }
 
 }  // namespace rig

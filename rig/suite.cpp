@@ -14,6 +14,7 @@
 
 #include "core/bind.hpp"
 #include "core/clock.hpp"
+#include "core/files.hpp"
 #include "core/units.hpp"
 #include "reports/html_common.hpp"
 #include "reports/junit.hpp"
@@ -108,11 +109,22 @@ class suite_planner {
   void add_file(const std::string& file, const source_pos& at, const std::vector<std::string>& sets,
                 const std::vector<std::string>& tags, const std::string& name, const std::string& phase_duration,
                 int depth) {
-    std::ifstream in(file);
-    std::stringstream text;
-    text << in.rdbuf();
+    if (found_.size() >= max_suite_entries) {
+      if (!too_many_)
+        diags_.add(at, fmt::format("more than {} scenarios in the suite: rig runs at most {} in one suite (split it)",
+                                   max_suite_entries, max_suite_entries));
+      too_many_ = true;
+      return;
+    }
+    std::string text;
     try {
-      toml::table doc = toml::parse(text.str(), file);
+      text = read_input_file(file, scenario_input);  // a regular file of at most 1 MiB: not /dev/zero, not a FIFO
+    } catch (const input_error& e) {
+      diags_.add(at, e.what());
+      return;
+    }
+    try {
+      toml::table doc = toml::parse(text, file);
       if (doc.contains("scenarios")) return add_suite_file(file, doc, at, sets, phase_duration, depth);
     } catch (const toml::parse_error&) {  // the scenario loader says what is wrong with it
     }
@@ -133,7 +145,7 @@ class suite_planner {
     if (depth == 0 && first_suite_) {  // the first suite file named on the command line names the suite
       first_suite_ = false;
       if (v.is_set("name")) plan_.name = v.str("name");
-      if (v.is_set("description")) plan_.description = v.str("description");
+      if (v.is_set("description")) plan_.description = printable(v.str("description"));
       if (v.is_set("repeat")) plan_.repeat = int(v.integer("repeat"));
       if (!valid_name(plan_.name))
         diags_.add(v.where("name"), fmt::format("'name' must be {} (it names the suite's directory)", name_rule()));
@@ -148,7 +160,7 @@ class suite_planner {
       diags_.add(pos_of(file, doc.get("scenarios")->source()),
                  "'scenarios' must be [[scenarios]] tables, each with a file = \"...\"");
     } else {
-      for (size_t i = 0; i < list->size(); ++i) {
+      for (size_t i = 0; i < list->size() && !too_many_; ++i) {
         const toml::table& e = *list->get(i)->as_table();
         const source_pos where = pos_of(file, e.source());
         const bind_context ctx{file, fmt::format("[[scenarios]] #{}", i + 1), "", &origins, where};
@@ -231,6 +243,7 @@ class suite_planner {
   std::vector<pending> found_;
   std::vector<std::string> open_;  // suite files being expanded (a loop is refused)
   bool first_suite_ = true;
+  bool too_many_ = false;  // past max_suite_entries: said once, the rest not read
 };
 
 // One scenario of the suite, run: its row, and what its junit testsuite is made from.

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <optional>
 
+#include "core/files.hpp"
 #include "core/units.hpp"
 #include "reports/html.hpp"
 #include "reports/run_group.hpp"
@@ -155,9 +156,8 @@ int run_sweep(const scenario& sc, const std::vector<std::string>& sets, const ru
       ++done;
       std::optional<run_report> report;
       if (!ran_in.empty()) {
-        std::ifstream in(ran_in + "/report.json");
-        const json j = in ? json::parse(in, nullptr, false) : json();
         try {
+          const json j = json::parse(read_input_file(ran_in + "/report.json", report_input), nullptr, false);
           if (j.is_object()) report = report_from_json(j);
         } catch (const std::exception&) {  // a report rig cannot read is a run with no figures
         }

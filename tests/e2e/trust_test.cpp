@@ -112,12 +112,18 @@ namespace {
 
 enum class ending { normal, sigint, sigkill };
 
-void grandchild_ends_with_run(ending how) {
+// The grandchild: a setsid sleep, or (escape) one that first writes itself into the root cgroup
+// of every hierarchy on the host, as a root process can, so no cgroup of the run holds it.
+void grandchild_ends_with_run(ending how, bool escape = false) {
   temp_dir tmp;
   const std::string state = tmp.path + "/state";
   const std::vector<std::string> env = {"RIG_STATE_DIR=" + state};
+  const std::string grandchild =
+      escape ? "(for m in $(awk '$3 ~ /^cgroup/ {print $2}' /proc/self/mounts); do echo 0 > $m/cgroup.procs; done; "
+               "exec setsid sleep 300)"
+             : "setsid sleep 300";
   write_scenario(tmp.path + "/s.toml",
-                 "setsid sleep 300 & echo $! > " + tmp.path + "/gc.pid; exec {rig} target --bind {host} --port {port}",
+                 grandchild + " & echo $! > " + tmp.path + "/gc.pid; exec {rig} target --bind {host} --port {port}",
                  how == ending::normal ? "1s" : "60s");
   const std::vector<std::string> args = {"run", tmp.path + "/s.toml", "--out", tmp.path + "/runs"};
   if (how == ending::normal) {
@@ -126,6 +132,13 @@ void grandchild_ends_with_run(ending how) {
     CHECK(run.code == 0);
     const auto r = run.report();
     CHECK(r["target"]["cgroup"]["tree"]["path"].get<std::string>().find("/rig/run-") != std::string::npos);
+    if (escape) {  // seen, said and ended
+      std::string kinds;
+      for (const auto& e : r["events"]) kinds += e["kind"].get<std::string>() + " ";
+      INFO(kinds);
+      CHECK(kinds.find("escaped ") != std::string::npos);
+      CHECK(kinds.find("escaped_ended") != std::string::npos);
+    }
   } else {
     auto rig = child_process::spawn({.argv = {RIG_BINARY, args[0], args[1], args[2], args[3]},
                                      .capture_stdout = true, .stderr_path = tmp.path + "/stderr.txt", .env = env});
@@ -147,7 +160,12 @@ void grandchild_ends_with_run(ending how) {
       const auto cleanup = run_rig({"cleanup"}, tmp.path, 60'000, env);
       INFO(cleanup.stdout_text() << cleanup.err);
       CHECK(cleanup.code == 0);
-      CHECK(cleanup.stdout_text().find("rig started was still in it: killed first") != std::string::npos);
+      // In the run's cgroup, the cgroup's kill ends it; outside every cgroup of the run, the
+      // journal named it (by pid and start time).
+      if (!escape) CHECK(cleanup.stdout_text().find("rig started was still in it: killed first") != std::string::npos);
+      else
+        CHECK(cleanup.stdout_text().find(fmt::format("process {}: killed", pid_from(tmp.path + "/gc.pid").first)) !=
+              std::string::npos);
     }
   }
   const auto gc = pid_from(tmp.path + "/gc.pid");
@@ -167,6 +185,17 @@ TEST_CASE("trust: a target's setsid grandchild ends with the run (SIGINT)") {
 }
 TEST_CASE("trust: a target's setsid grandchild ends with the run (SIGKILL, then rig cleanup)") {
   if (root()) grandchild_ends_with_run(ending::sigkill);
+}
+
+// The kernel's process events follow the tree wherever it goes (root: they need CAP_NET_ADMIN).
+TEST_CASE("trust: a target's child that moves itself to the root cgroup of every hierarchy ends with the run (normal end)") {
+  if (root()) grandchild_ends_with_run(ending::normal, true);
+}
+TEST_CASE("trust: a target's child that moves itself to the root cgroup of every hierarchy ends with the run (SIGINT)") {
+  if (root()) grandchild_ends_with_run(ending::sigint, true);
+}
+TEST_CASE("trust: a target's child that moves itself to the root cgroup of every hierarchy ends with the run (SIGKILL, then rig cleanup)") {
+  if (root()) grandchild_ends_with_run(ending::sigkill, true);
 }
 
 TEST_CASE("trust: the target holds only its standard descriptors, and no shim or failpoint variable it does not need") {
@@ -244,6 +273,9 @@ duration = "2s"
   CHECK(in_decoy == std::set<std::string>{"report.json"});
   for (const char* f : {"report.json", "report.html", "timeseries.csv", "scenario.toml", "target.log", "target.wal"})
     CHECK_MESSAGE(fs::exists(made + ".moved/" + f), f, " is not in the directory rig made");
+  // The path printed is where the files are, not the name now holding the attacker's link.
+  CHECK(out.find("report: " + made + ".moved/report.json") != std::string::npos);
+  CHECK(out.find("report: " + made + "/report.json") == std::string::npos);
   const auto report = nlohmann::json::parse(slurp(made + ".moved/report.json"));
   CHECK(report["status"] == "ok");
 }
@@ -383,4 +415,137 @@ TEST_CASE("trust: the built-in target's named control socket serves only its own
     }
   }
   CHECK(answer.find("requests=") != std::string::npos);
+}
+
+TEST_CASE("trust: every writer refuses a link another user planted in a shared sticky directory, and the file it leads to is untouched") {
+  if (!root()) return;
+  temp_dir tmp;
+  ::chmod(tmp.path.c_str(), 0755);
+  const std::string shared = tmp.path + "/shared";  // as /tmp is: every user may make names, sticky
+  fs::create_directory(shared);
+  ::chmod(shared.c_str(), 01777);
+  const std::string victim = tmp.path + "/victim";  // root's own 0600 file
+  std::ofstream(victim) << "precious";
+  ::chmod(victim.c_str(), 0600);
+  auto plant = [&](const std::string& name) {
+    const std::string at = shared + "/" + name;
+    REQUIRE(as_user(other_user, [&] { return ::symlink(victim.c_str(), at.c_str()) == 0 ? 0 : 1; }) == 0);
+    return at;
+  };
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "files"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "100/s"
+[[phases]]
+name = "only"
+duration = "1s"
+)";
+  const std::string runs = tmp.path + "/runs";
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", runs}, tmp.path);
+  REQUIRE(run.code == 0);
+  const std::string dir = run.run_dir();
+  struct writer {
+    std::vector<std::string> args;
+    std::string planted;
+  };
+  const std::string hlog = plant("files-rr.latency.hlog"), history = plant("history.json");
+  const std::vector<writer> writers = {
+      {{"run", tmp.path + "/s.toml", "--out", runs, "--junit", plant("run.xml")}, shared + "/run.xml"},
+      {{"suite", tmp.path + "/s.toml", "--out", runs, "--junit", plant("suite.xml")}, shared + "/suite.xml"},
+      {{"export", dir, "--format", "openmetrics", "--out", plant("metrics.txt")}, shared + "/metrics.txt"},
+      {{"export", dir, "--format", "hdr-log", "--out", shared}, hlog},
+      {{"compare", dir, dir, "--out", plant("compare.html")}, shared + "/compare.html"},
+      {{"compare", dir, dir, "--out", tmp.path + "/c.html", "--fail-if", "p99 > 100x", "--junit", plant("compare.xml")}, shared + "/compare.xml"},
+      {{"history", runs, "--out", shared}, history},
+  };
+  for (const auto& w : writers) {
+    const auto r = run_rig(w.args, tmp.path, 60'000);
+    INFO(w.args[0] << " " << w.args[w.args.size() - 2] << " " << w.args.back() << ": exit " << r.code << "\n"
+                   << r.stdout_text() << r.err);
+    CHECK(r.code != 0);
+    CHECK(r.err.find(w.planted + " is a symbolic link") != std::string::npos);
+    CHECK(slurp(victim) == "precious");
+    CHECK(fs::is_symlink(w.planted));
+  }
+  struct stat st {};
+  REQUIRE(::stat(victim.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0600);
+  CHECK(st.st_uid == 0);
+}
+
+TEST_CASE("trust: control characters in a report's names reach no terminal raw: they are shown escaped") {
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "names"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "100/s"
+[[phases]]
+name = "only"
+duration = "1s"
+)";
+  const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path + "/runs"}, tmp.path);
+  REQUIRE(run.code == 0);
+  // A report edited by someone else: an escape sequence (clear the screen, a title) in its names.
+  auto r = nlohmann::json::parse(slurp(run.run_dir() + "/report.json"));
+  const std::string esc = "\x1b[2J\x1b]0;owned\x07";
+  r["scenario"]["name"] = "names" + esc;
+  r["phases"][0]["name"] = "only" + esc;
+  r["expectations"] = nlohmann::json::array({{{"expr", "x" + esc}, {"ok", false}, {"actual", "1\r\xc2\x9b"}}});
+  std::ofstream(run.run_dir() + "/report.json") << r.dump();
+  for (const auto& args : std::vector<std::vector<std::string>>{{"compare", run.run_dir(), run.run_dir(), "--out",
+                                                                  tmp.path + "/c.html"},
+                                                                 {"report", run.run_dir()},
+                                                                 {"history", tmp.path + "/runs", "--out", tmp.path}}) {
+    const auto out = run_rig(args, tmp.path);
+    INFO(args[0] << ": exit " << out.code << "\n" << out.stdout_text() << out.err);
+    CHECK(out.code == 0);
+    const std::string all = out.stdout_text() + out.err;
+    CHECK(all.find('\x1b') == std::string::npos);
+    CHECK(all.find('\x07') == std::string::npos);
+    CHECK(all.find('\r') == std::string::npos);
+    CHECK(all.find("\xc2\x9b") == std::string::npos);
+    if (args[0] != "report") CHECK(all.find("\\x1b[2J") != std::string::npos);  // said, visibly
+  }
+}
+
+TEST_CASE("trust: SIGTERM then SIGINT exits 143 every time, before the phases and in one") {
+  temp_dir tmp;
+  std::ofstream(tmp.path + "/s.toml") << R"(name = "signals"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "100/s"
+[[phases]]
+name = "baseline"
+duration = "30s"
+)";
+  // Both pending when rig looks (sent as it starts): the kernel hands SIGINT first, the lower
+  // number; it exited 130 then. In a phase: SIGTERM is taken at once, SIGINT waits behind it.
+  for (const char* when : {"rig ", "rig ", "rig ", "▶ baseline"}) {
+    auto rig = child_process::spawn({.argv = {RIG_BINARY, "run", tmp.path + "/s.toml", "--out", tmp.path + "/runs"},
+                                     .capture_stdout = true,
+                                     .stderr_path = tmp.path + "/stderr.txt"});
+    bool seen = false;
+    while (auto line = rig.read_line(30'000))
+      if (line->find(when) != std::string::npos) {
+        seen = true;
+        break;
+      }
+    REQUIRE(seen);
+    ::kill(rig.pid(), SIGTERM);
+    ::kill(rig.pid(), SIGINT);
+    while (rig.read_line(30'000)) {
+    }
+    REQUIRE(rig.wait(30'000));
+    INFO(when << ": " << slurp(tmp.path + "/stderr.txt"));
+    CHECK(rig.exit_code() == 143);
+  }
 }

@@ -70,7 +70,7 @@ TEST_CASE("bad --set flags: unknown keys, bad values and unknown phases are refu
   CHECK(bad_option.err.find("--progress") != std::string::npos);
 }
 
-TEST_CASE("what is not a scenario file or not a report is refused at once: a device, a directory, 2 MiB, JSON nested 200,000 deep") {
+TEST_CASE("what is not a scenario file or not a report is refused at once: a device, a FIFO, a directory, past a cap, JSON nested 200,000 deep") {
   temp_dir tmp;
   struct refused {
     std::vector<std::string> args;
@@ -81,13 +81,42 @@ TEST_CASE("what is not a scenario file or not a report is refused at once: a dev
   // A report whose phases nest 200,000 deep: its walk overflowed the stack (SIGSEGV) before.
   std::ofstream(tmp.path + "/deep/report.json")
       << R"({"rig_version": "x", "phases": )" << std::string(200'000, '[') << std::string(200'000, ']') << "}";
+  // A FIFO where a report, a repeat's summary and a suite entry are read: nothing writes to them,
+  // so a read that opened one would block for ever (it did: suite, report and compare hung).
+  fs::create_directory(tmp.path + "/fifo-run");
+  REQUIRE(::mkfifo((tmp.path + "/fifo-run/report.json").c_str(), 0600) == 0);
+  fs::create_directory(tmp.path + "/fifo-repeat");
+  REQUIRE(::mkfifo((tmp.path + "/fifo-repeat/repeat.json").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((tmp.path + "/entry.toml").c_str(), 0600) == 0);
+  std::ofstream(tmp.path + "/fifo-suite.toml") << "name = \"s\"\n[[scenarios]]\nfile = \"entry.toml\"\n";
+  std::ofstream(tmp.path + "/zero-suite.toml") << "name = \"s\"\n[[scenarios]]\nfile = \"/dev/zero\"\n";
+  // A report.json past its 64 MiB cap: a sparse file, refused by its size before a byte is read.
+  fs::create_directory(tmp.path + "/huge");
+  { std::ofstream(tmp.path + "/huge/report.json") << "{"; }
+  fs::resize_file(tmp.path + "/huge/report.json", (size_t(64) << 20) + 1);
+  // 1,001 entries in a suite: past the 1,000 a suite runs (100,000 used to run without end).
+  {
+    std::ofstream many(tmp.path + "/many.toml");
+    many << "name = \"many\"\n";
+    for (int i = 0; i < 1001; ++i) many << "[[scenarios]]\nfile = \"" RIG_SOURCE_DIR "/scenarios/quickstart.toml\"\n";
+  }
   const std::vector<refused> cases = {
-      {{"validate", "/dev/zero"}, "/dev/zero: is not a regular file"},  // it used to be read without end
-      {{"run", "/dev/zero", "--out", tmp.path}, "/dev/zero: is not a regular file"},
-      {{"validate", tmp.path}, "is a directory, not a scenario file"},  // it used to say "missing key 'name'"
-      {{"validate", tmp.path + "/big.toml"}, "big.toml"},
+      {{"validate", "/dev/zero"}, "/dev/zero is a device, not a scenario or suite file"},  // it used to be read without end
+      {{"run", "/dev/zero", "--out", tmp.path}, "/dev/zero is a device"},
+      {{"validate", tmp.path}, "is a directory, not a scenario or suite file"},  // it used to say "missing key 'name'"
+      {{"validate", tmp.path + "/big.toml"}, "big.toml is 2.0MiB: a scenario or suite file may be at most 1.0MiB"},
+      {{"validate", tmp.path + "/entry.toml"}, "entry.toml is a FIFO"},
+      {{"suite", "/dev/zero", "--out", tmp.path}, "/dev/zero is a device"},  // it grew to 8 GiB in 30 s
+      {{"suite", tmp.path + "/zero-suite.toml", "--out", tmp.path}, "/dev/zero is a device"},
+      {{"suite", tmp.path + "/fifo-suite.toml", "--out", tmp.path}, "entry.toml is a FIFO"},
+      {{"suite", tmp.path + "/many.toml", "--out", tmp.path}, "more than 1000 scenarios in the suite"},
       {{"report", tmp.path + "/deep"}, "nested more than 64 levels deep"},  // it used to overflow the stack
       {{"compare", tmp.path + "/deep", tmp.path + "/deep"}, "nested more than 64 levels deep"},
+      {{"report", tmp.path + "/fifo-run"}, "report.json is a FIFO"},
+      {{"compare", tmp.path + "/fifo-run", tmp.path + "/fifo-run"}, "report.json is a FIFO"},
+      {{"export", tmp.path + "/fifo-run", "--format", "openmetrics"}, "report.json is a FIFO"},
+      {{"compare", tmp.path + "/fifo-repeat", tmp.path + "/fifo-repeat"}, "repeat.json is a FIFO"},
+      {{"report", tmp.path + "/huge"}, "report.json is 64.0MiB: a report.json may be at most 64.0MiB (67108864 bytes)"},
   };
   for (const auto& c : cases) {
     const auto r = run_rig(c.args, tmp.path, 20'000);
