@@ -409,6 +409,30 @@ std::vector<pid_t> cgroup::pids() const {
   return {out.begin(), out.end()};
 }
 
+bool cgroup::holds(pid_t pid) const {
+  const auto text = read_text_file(fmt::format("/proc/{}/cgroup", pid));
+  if (!text || dirs_.empty()) return true;
+  std::set<std::string> tops, rels;
+  for (const auto& [c, d] : dirs_) {
+    tops.insert(d.top);
+    rels.insert(d.path.substr(d.top.size()));  // "/rig/run-<pid>-<start>-<n>", the same in each hierarchy
+  }
+  // One line per hierarchy, "id:controllers:path": the run's directory must be on one line per top.
+  size_t inside = 0;
+  std::istringstream in(*text);
+  for (std::string line; std::getline(in, line);) {
+    const auto a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string path = line.substr(b + 1);
+    for (const auto& r : rels)
+      if (path == r || path.rfind(r + "/", 0) == 0) {
+        ++inside;
+        break;
+      }
+  }
+  return inside >= tops.size();
+}
+
 void cgroup::set_memory_limit(std::optional<int64_t> bytes, std::optional<int64_t> swap_bytes) {
   const dir& d = at("memory");
   if (d.version == cg_version::v2) {

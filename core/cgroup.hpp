@@ -89,6 +89,10 @@ class cgroup {
   std::vector<std::string> procs_files() const;
   void add(pid_t pid);
   std::vector<pid_t> pids() const;
+  // Whether the process is inside the run's directory (or one below it) in every hierarchy the
+  // run has one in, by /proc/PID/cgroup: false for one that wrote itself into another cgroup. A
+  // process already gone is held (nothing of it is left outside).
+  bool holds(pid_t pid) const;
 
   // memory: limit in bytes, or nullopt for none. swap: extra beyond the limit (v1 memsw =
   // limit + swap; v2 memory.swap.max = swap).

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "core/clock.hpp"
+#include "core/journal.hpp"
 #include "core/proc.hpp"
 
 namespace rig {
@@ -142,7 +143,10 @@ void proc_events::handle(const void* data) {
     case proc_event::PROC_EVENT_FORK: {
       const auto& f = ev.event_data.fork;
       if (f.child_pid != f.child_tgid) break;  // a thread
-      if (auto it = followed_.find(f.parent_tgid); it != followed_.end()) followed_[f.child_tgid] = it->second;
+      if (auto it = followed_.find(f.parent_tgid); it != followed_.end()) {
+        const bool in_tree = it->second.in_tree || f.child_tgid == root_;
+        followed_[f.child_tgid] = {it->second.comm, f.parent_tgid, process_start_time(f.child_tgid), in_tree};
+      }
       break;
     }
     case proc_event::PROC_EVENT_EXEC:
@@ -150,7 +154,7 @@ void proc_events::handle(const void* data) {
       const pid_t tgid = ev.what == proc_event::PROC_EVENT_EXEC ? ev.event_data.exec.process_tgid
                                                                 : ev.event_data.comm.process_tgid;
       if (auto it = followed_.find(tgid); it != followed_.end())
-        if (auto c = comm_of(tgid)) it->second = *c;  // gone already: the name it had
+        if (auto c = comm_of(tgid)) it->second.comm = *c;  // gone already: the name it had
       break;
     }
     case proc_event::PROC_EVENT_EXIT: {
@@ -158,7 +162,7 @@ void proc_events::handle(const void* data) {
       if (x.process_pid != x.process_tgid) break;  // a thread
       auto it = followed_.find(x.process_tgid);
       if (it == followed_.end()) break;
-      exits_.push_back({x.process_tgid, int(x.exit_code), mono_ns(), it->second});
+      if (root_ == 0 || it->second.in_tree) exits_.push_back({x.process_tgid, int(x.exit_code), mono_ns(), it->second.comm});
       followed_.erase(it);
       break;
     }
@@ -170,7 +174,32 @@ void proc_events::handle(const void* data) {
 void proc_events::follow(const std::vector<pid_t>& pids) {
   std::lock_guard lk(mu_);
   for (pid_t p : pids)
-    if (p > 0 && !followed_.count(p)) followed_[p] = comm_of(p).value_or("?");
+    if (p > 0 && !followed_.count(p))
+      followed_[p] = {comm_of(p).value_or("?"), 0, process_start_time(p), root_ != 0};  // named after the root: the tree's
+}
+
+void proc_events::set_tree_root(pid_t root) {
+  std::lock_guard lk(mu_);
+  root_ = root;
+  // What of it was read already: it, and each process whose parents lead to it (forks are
+  // read in order, so a parent is always there before its child).
+  bool more = true;
+  while (more) {
+    more = false;
+    for (auto& [pid, f] : followed_) {
+      if (f.in_tree) continue;
+      const auto parent = followed_.find(f.parent);
+      if (pid == root || (parent != followed_.end() && parent->second.in_tree)) f.in_tree = more = true;
+    }
+  }
+}
+
+std::vector<proc_events::tree_process> proc_events::tree() const {
+  std::lock_guard lk(mu_);
+  std::vector<tree_process> out;
+  for (const auto& [pid, f] : followed_)
+    if (f.in_tree) out.push_back({pid, f.start, f.comm});
+  return out;
 }
 
 bool proc_events::followed(pid_t pid) const {

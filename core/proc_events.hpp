@@ -36,9 +36,23 @@ class proc_events {
   proc_events(const proc_events&) = delete;
   proc_events& operator=(const proc_events&) = delete;
 
-  // Follows these processes, and every process forked from a followed one from now on.
+  // A process of the tree, alive as far as the events have said.
+  struct tree_process {
+    pid_t pid = 0;
+    unsigned long long start = 0;  // /proc/PID/stat field 22, read at its fork (0: gone by then)
+    std::string comm;
+  };
+
+  // Follows these processes, and every process forked from a followed one from now on (once a
+  // tree root is set, those named here count as the tree's).
   void follow(const std::vector<pid_t>& pids);
   bool followed(pid_t pid) const;
+  // The process whose tree this is (the target rig started): it and everything forked from it,
+  // however it leaves its process group or cgroup, are the tree; once a root is set, exits are
+  // kept only for the tree. Set as soon as the pid is known: its fork may not have been read
+  // yet, and is then taken for the tree when it is.
+  void set_tree_root(pid_t root);
+  std::vector<tree_process> tree() const;
   // The followed processes that exited since the last call, in order.
   std::vector<exit_event> take_exits();
   // Events the kernel dropped because rig read too slowly (ENOBUFS): a count may be short.
@@ -53,7 +67,14 @@ class proc_events {
   unique_fd wake_;  // an eventfd: the destructor ends read_loop's poll
   std::atomic<uint64_t> lost_{0};
   mutable std::mutex mu_;
-  std::map<pid_t, std::string> followed_;  // pid -> name
+  struct followed_process {
+    std::string comm;
+    pid_t parent = 0;
+    unsigned long long start = 0;
+    bool in_tree = false;
+  };
+  std::map<pid_t, followed_process> followed_;
+  pid_t root_ = 0;
   std::vector<exit_event> exits_;
   std::thread thread_;
 };

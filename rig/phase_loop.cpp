@@ -154,7 +154,7 @@ void phase_loop::revert_applied(run_wiring& wiring) {
 void phase_loop::run(run_wiring& wiring) {
   const auto& phases = plan_.sc.phases;
   memory_watcher memory(wiring.target_cgroup());
-  crash_watcher crashes(*plan_.tgt, wiring.target_cgroup());
+  crash_watcher crashes(*plan_.tgt, wiring.target_cgroup(), wiring.tree());
   crashes_ = &crashes;
   struct forget {  // close_phase may run after this returns (a failure's cleanup): not with a dangling watcher
     crash_watcher*& p;

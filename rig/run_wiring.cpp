@@ -1,5 +1,7 @@
 #include "rig/run_wiring.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <iostream>
@@ -30,6 +32,10 @@ applied_injectors::~applied_injectors() {
 run_wiring::run_wiring(run_plan& plan, const run_options& opts, const run_recording& rec, run_report& rep,
                        std::function<double()> now_s)
     : plan_(plan), opts_(opts), rec_(rec), rep_(rep), now_s_(std::move(now_s)), applied_(plan.ctx) {
+  // A process of the target's tree can write itself into another cgroup (as root): the kernel's
+  // process events follow the tree from the target's fork on, wherever it goes. Subscribed
+  // first, from the host's network namespace: the kernel sends them only there.
+  if (plan_.ctx.target_started) tree_.emplace();
   make_network();
   make_cgroup();
   start_target();
@@ -74,6 +80,13 @@ void run_wiring::make_cgroup() {
     rep_.events.push_back({now_s_(), "cleanup_failed", "cgroup not removed: " + left});
     std::cerr << "rig: could not remove the target's cgroup: " << left << "\n";
   });
+  if (!tree_) return;
+  end_escaped_.set([this] {
+    const auto ended = tree_->end_escaped(cgroup_);
+    if (ended.empty()) return;
+    rep_.events.push_back({now_s_(), "escaped_ended",
+                           fmt::format("ended with the run outside its cgroup: {}", fmt::join(ended, ", "))});
+  });
 }
 
 void run_wiring::start_target() {
@@ -83,6 +96,7 @@ void run_wiring::start_target() {
   tenv.rig_exe = opts_.rig_exe;
   stop_target_.set([&tgt] { tgt.stop(); });
   tgt.start(tenv);
+  if (tree_ && tgt.pid()) tree_->target_started(*tgt.pid());
   plan_.ctx.target_pid = tgt.pid();
   plan_.ctx.target_processes = [&tgt] { return tgt.processes(); };
   if (plan_.reach.shim)

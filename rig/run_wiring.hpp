@@ -12,6 +12,7 @@
 #include "core/cgroup.hpp"
 #include "core/netns.hpp"
 #include "core/sampler.hpp"
+#include "core/tree_guard.hpp"
 #include "core/veth_network.hpp"
 #include "reports/report.hpp"
 #include "rig/run_options.hpp"
@@ -79,6 +80,9 @@ class run_wiring {
   // The sampler outlives the wiring (stopped): the run's last timeseries rows read its samples.
   std::shared_ptr<sampler> sampler_handle() const { return sampler_; }
   const cgroup* target_cgroup() const { return cgroup_.exists() ? &cgroup_ : nullptr; }
+  // The target's tree as the kernel's process events name it (null: a target rig did not
+  // start, no cgroup, or no events on this host).
+  tree_guard* tree() { return tree_ && tree_->events() ? &*tree_ : nullptr; }
   applied_injectors& injectors() { return applied_; }
 
  private:
@@ -99,6 +103,8 @@ class run_wiring {
   std::optional<netns_scope> on_rig_side_;  // this thread (and those it starts) in the rig's namespace
   cgroup cgroup_;                           // the target's: follows its whole tree, ends it with the run
   on_teardown remove_cgroup_;               // ... and says what could not be removed
+  std::optional<tree_guard> tree_;          // the target's tree wherever it goes (before the target starts)
+  on_teardown end_escaped_;                 // ... what of it left the cgroup ends after the target stops
   on_teardown stop_target_;
   std::shared_ptr<sampler> sampler_;
   on_teardown stop_sampler_;

@@ -44,9 +44,17 @@ void memory_watcher::poll(const std::string& phase, double t_s, std::vector<even
   }
 }
 
-crash_watcher::crash_watcher(target& t, const cgroup* cg)
-    : target_(t), cg_(cg && cg->exists() && cg->has("memory") ? cg : nullptr) {
-  events_ = proc_events::open(&why_not_);
+crash_watcher::crash_watcher(target& t, const cgroup* cg, tree_guard* tree)
+    : target_(t),
+      cg_(cg && cg->exists() && cg->has("memory") ? cg : nullptr),
+      tree_cg_(cg && cg->exists() ? cg : nullptr),
+      tree_(tree) {
+  if (tree_ && tree_->events()) {
+    events_ = tree_->events();
+  } else {
+    own_events_ = proc_events::open(&why_not_);
+    events_ = own_events_.get();
+  }
   if (!events_) return;
   events_->follow(target_.processes());
   if (const auto p = target_.pid()) events_->follow({*p});
@@ -60,6 +68,14 @@ nlohmann::json crash_watcher::describe() const {
 
 void crash_watcher::poll(const std::string& phase, double t_s, run_report& rep, std::ostream& out) {
   if (!events_) return;
+  if (tree_ && tree_cg_)
+    for (const auto& who : tree_->newly_escaped(*tree_cg_)) {
+      const std::string text = fmt::format("{} of the target's processes left the run's cgroup during phase {} (it "
+                                           "wrote itself into another): it is ended with the run",
+                                           who, phase);
+      rep.events.push_back({t_s, "escaped", text});
+      out << "    ! escaped: " << text << "\n";
+    }
   const auto main = target_.pid();
   for (const auto& e : events_->take_exits()) {
     if (main && e.pid == *main) {  // the target's own death: the death watcher says it

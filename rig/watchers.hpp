@@ -10,6 +10,7 @@
 
 #include "core/cgroup.hpp"
 #include "core/proc_events.hpp"
+#include "core/tree_guard.hpp"
 #include "reports/report.hpp"
 #include "targets/target.hpp"
 #include "workloads/recorder.hpp"
@@ -37,7 +38,9 @@ class memory_watcher {
 // watcher's.
 class crash_watcher {
  public:
-  crash_watcher(target& t, const cgroup* cg);
+  // The events of the run's tree guard when it has them (null: opened here, following the
+  // target's processes from now on).
+  crash_watcher(target& t, const cgroup* cg, tree_guard* tree = nullptr);
   bool watching() const { return events_ != nullptr; }
   // report.json's target.process_events: watched or why not, and events the kernel dropped.
   nlohmann::json describe() const;
@@ -52,8 +55,11 @@ class crash_watcher {
 
  private:
   target& target_;
-  const cgroup* cg_;
-  std::unique_ptr<proc_events> events_;
+  const cgroup* cg_;       // with memory: OOM kills
+  const cgroup* tree_cg_;  // the run's cgroup: what of the tree is outside it
+  tree_guard* tree_;
+  std::unique_ptr<proc_events> own_events_;
+  proc_events* events_ = nullptr;
   std::string why_not_;
   int64_t oom_kills_seen_ = 0;
   uint64_t phase_crashes_ = 0;
