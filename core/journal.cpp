@@ -10,6 +10,9 @@
 #include <linux/magic.h>
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <climits>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -28,11 +31,31 @@ namespace rig {
 // ---------------------------------------------------------------------------------------
 // the state directory
 
+namespace {
+
+// A directory of this user that no one else can write: no other user can make or squat a name in it.
+bool own_private_dir(const std::string& dir) {
+  struct stat st {};
+  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() &&
+         !(st.st_mode & (S_IWGRP | S_IWOTH)) && ::access(dir.c_str(), W_OK) == 0;
+}
+
+}  // namespace
+
 std::string state_dir() {
   if (const char* d = ::getenv("RIG_STATE_DIR"); d && *d) return d;
   if (::geteuid() == 0) return "/run/rig";
-  // Without root /run is not ours: the user's runtime directory, else one in /tmp.
-  if (const char* x = ::getenv("XDG_RUNTIME_DIR"); x && *x && ::access(x, W_OK) == 0) return std::string(x) + "/rig";
+  // Without root /run is not ours: the user's runtime directory, else the user's state directory
+  // in their home (where no other user can make the name first), and /tmp only without either:
+  // there another user can make /tmp/rig-UID before rig does (it is refused then, not used).
+  if (const char* x = ::getenv("XDG_RUNTIME_DIR"); x && *x && own_private_dir(x)) return std::string(x) + "/rig";
+  if (const char* s = ::getenv("XDG_STATE_HOME"); s && *s && s[0] == '/' && own_private_dir(s))
+    return std::string(s) + "/rig";
+  if (const char* h = ::getenv("HOME"); h && *h && h[0] == '/' && own_private_dir(h)) {
+    const std::string home = h;
+    if (own_private_dir(home + "/.local/state")) return home + "/.local/state/rig";
+    if (!std::filesystem::exists(home + "/.local/state")) return home + "/.local/state/rig";  // made as it is needed
+  }
   return fmt::format("/tmp/rig-{}", ::geteuid());
 }
 
@@ -295,12 +318,29 @@ bool all_digits(const std::string& s) {
   return !s.empty() && s.size() < 20 && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
-// An absolute path with no empty, "." or ".." component, and no symbolic link on the way.
-void check_plain_path(const std::string& p) {
+// A number of a record, at most `max`: out of range refuses the record (it never aborts the
+// replay, and is never cut down to another number).
+unsigned long long record_number(const std::string& s, unsigned long long max, const char* what) {
+  unsigned long long v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); }))
+    throw refused(fmt::format("{} must be a number", what));
+  if (ec != std::errc() || end != s.data() + s.size() || v > max)
+    throw refused(fmt::format("{} {} is out of range (at most {})", what, s, max));
+  return v;
+}
+
+// An absolute path with no empty, "." or ".." component.
+void check_plain_components(const std::string& p) {
   if (p.empty() || p[0] != '/' || p.back() == '/') throw refused("not an absolute path");
   std::istringstream parts(p.substr(1));
   for (std::string c; std::getline(parts, c, '/');)
     if (c.empty() || c == "." || c == "..") throw refused("a path with an empty, '.' or '..' component");
+}
+
+// The same, and no symbolic link on the way.
+void check_plain_path(const std::string& p) {
+  check_plain_components(p);
   std::error_code ec;
   const auto canon = std::filesystem::weakly_canonical(p, ec);
   if (ec || canon.string() != p) throw refused("a path that goes through a symbolic link");
@@ -373,9 +413,9 @@ bool undo_subtree(const std::string& top, const std::string& controller, std::ve
 }
 
 bool undo_process(const std::string& pid_text, const std::string& start_text, std::vector<std::string>& report) {
-  if (!all_digits(pid_text) || !all_digits(start_text)) throw refused("pid and start time must be numbers");
-  const pid_t pid = pid_t(std::stol(pid_text));
-  const unsigned long long start = std::stoull(start_text);
+  // The kernel's pids stop at 2^22 (PID_MAX_LIMIT); start times are clock ticks since boot.
+  const pid_t pid = pid_t(record_number(pid_text, 4'194'304, "the pid"));
+  const unsigned long long start = record_number(start_text, ULLONG_MAX, "the start time");
   if (pid <= 1 || start == 0) throw refused("pid 0 and 1 are never rig's");
   if (pid == ::getpid()) throw refused("names this very process");
   switch (kill_process_if_same(pid, start)) {
@@ -420,8 +460,7 @@ std::vector<pid_t> processes_in_netns(unsigned long ino, bool* held) {
 }
 
 bool undo_netns(const std::string& ino_text, std::vector<std::string>& report) {
-  if (!all_digits(ino_text)) throw refused("the inode must be a number");
-  const unsigned long ino = std::stoul(ino_text);
+  const unsigned long ino = record_number(ino_text, ULONG_MAX, "the inode");
   bool held = false;
   // The run's namespaces are freed with the last process of the run, which the records before
   // this one killed. One held now under the same number may be another's: never touched.
@@ -454,18 +493,50 @@ bool undo_file(const std::string& path, std::vector<std::string>& report) {
   return false;
 }
 
-// A cpufreq file of one CPU that rig writes, under sysfs (or $RIG_CPUFREQ_ROOT, a test's tree).
+// Whether a cpufreq policy's related_cpus ("0 1 2 3") lists `cpu`.
+bool policy_covers(const std::string& policy_dir, const std::string& cpu) {
+  std::istringstream in(read_text_file(policy_dir + "/related_cpus").value_or(""));
+  for (std::string c; in >> c;)
+    if (c == cpu) return true;
+  return false;
+}
+
+// A cpufreq file of one CPU that rig writes, under sysfs (or $RIG_CPUFREQ_ROOT, a test's tree):
+// the record names it as rig wrote it, ROOT/cpuN/cpufreq/NAME. On current kernels cpuN/cpufreq
+// is a link to ../cpufreq/policyM (the policy CPU N belongs to): that link is resolved, and what
+// it leads to must be NAME of a policy that covers CPU N (or, on kernels without policies, the
+// CPU's own directory). Nothing else is written.
 bool undo_restore(const std::string& path, const std::string& text, std::vector<std::string>& report) {
   const char* root_env = ::getenv("RIG_CPUFREQ_ROOT");
   const std::string root = root_env && *root_env ? root_env : "/sys/devices/system/cpu";
-  if (path.rfind(root + "/", 0) != 0 ||
-      !std::regex_match(path.substr(root.size()),
-                        std::regex("/cpu[0-9]+/cpufreq/scaling_(max_freq|min_freq|setspeed)")))
+  std::smatch m;
+  const std::string rest = path.rfind(root + "/", 0) == 0 ? path.substr(root.size()) : "";
+  static const std::regex rig_writes("/cpu([0-9]+)/cpufreq/(scaling_(max_freq|min_freq|setspeed))");
+  if (!std::regex_match(rest, m, rig_writes))
     throw refused("not a cpufreq file rig writes (" + root + "/cpuN/cpufreq/scaling_{max_freq,min_freq,setspeed})");
+  const std::string cpu = m[1], name = m[2];
   if (!all_digits(text)) throw refused("a cpufreq value is a number of kHz");
-  check_plain_path(path);
+  check_plain_components(path);
+  std::error_code ec;
+  const auto croot = std::filesystem::canonical(root, ec);
+  const auto real = ec ? std::filesystem::path() : std::filesystem::canonical(path, ec);
+  if (ec) {
+    report.push_back(fmt::format("{}: NOT restored to \"{}\" ({})", path, text, ec.message()));
+    return false;
+  }
+  const std::string r = real.string(), base = croot.string();
+  std::smatch pm;
+  static const std::regex policy_file("/cpufreq/policy[0-9]+/(scaling_(max_freq|min_freq|setspeed))");
+  const bool own_dir = r == base + rest;  // no link on the way (older kernels, a test's plain tree)
+  const bool policy = !own_dir && r.rfind(base + "/", 0) == 0 && [&] {
+    const std::string tail = r.substr(base.size());
+    return std::regex_match(tail, pm, policy_file) && pm[1] == name &&
+           policy_covers(real.parent_path().string(), cpu);
+  }();
+  if (!own_dir && !policy)
+    throw refused(fmt::format("leads to {}, which is not {} of a cpufreq policy covering cpu{}", r, name, cpu));
   try {
-    write_control(path, text);
+    write_control(r, text);
     report.push_back(fmt::format("{}: \"{}\" written back", path, text));
     return true;
   } catch (const std::exception& e) {

@@ -8,6 +8,7 @@
 
 #include <linux/close_range.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -296,9 +297,19 @@ std::string file_tail(const std::string& path, size_t lines) {
   return text.substr(at + 1);
 }
 
+namespace {
+
+// A file that can be run: a regular file (a directory passes access(X_OK) too) with execute permission.
+bool executable_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
 std::string find_in_path(const std::string& name) {
   if (name.empty()) return {};
-  if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : std::string{};
+  if (name.find('/') != std::string::npos) return executable_file(name) ? name : std::string{};
   const char* path = ::getenv("PATH");
   std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
   size_t start = 0;
@@ -306,7 +317,7 @@ std::string find_in_path(const std::string& name) {
     const size_t end = std::min(dirs.find(':', start), dirs.size());
     const std::string dir = dirs.substr(start, end - start);
     const std::string full = (dir.empty() ? "." : dir) + "/" + name;
-    if (::access(full.c_str(), X_OK) == 0) return full;
+    if (executable_file(full)) return full;
     start = end + 1;
   }
   return {};

@@ -72,6 +72,7 @@ sleep_with_pid() {
 }
 plant_journal() {  # dir dead_pid records...
   local dir=$1 pid=$2; shift 2
+  mkdir -p "$dir"; chmod 700 "$dir"  # a cleanup that undid everything removed it
   if [ $NEW_FORMAT = 1 ]; then
     local f="$dir/journal-$pid-1.log"; printf 'rig-journal 2 %s 1\n' "$pid" > "$f"
   else
@@ -227,6 +228,7 @@ scenario "$W/swap.toml" 'kind = "builtin"' "" 2s
 if run_until_last "$S" "$W/swap.toml" "$W/shared"; then
   RD=$(ls -d "$W/shared"/*-attack | head -1); mv "$RD" "$RD.moved"; ln -s "$W/decoy" "$RD"
   while kill -0 "$RIGPID" 2>/dev/null; do sleep 0.1; done
+  cp "$W/rig.out" "$W/swap.out"  # what it printed (class 17 reads the report path)
   { [ "$(cat "$W/decoy/report.json")" = precious ] && [ "$(ls "$W/decoy" | wc -l)" = 1 ] && [ -s "$RD.moved/report.json" ]; } \
     && note run-dir-swap kept "report.json, report.html, target.log" || note run-dir-swap broken "report.json, report.html, target.log"
 fi
@@ -259,10 +261,114 @@ LOG=$(ls "$W"/fdruns/*/target.log | head -1)
 EXTRA=$(grep -oE ' [0-9]+ -> ' "$LOG" | awk '$1 > 2' | wc -l)
 [ "$EXTRA" = 0 ] && note fd-leak kept "command target's descriptors" || note fd-leak broken "command target's descriptors ($EXTRA beyond 0-2)"
 
+# 11. Writers at a path a user gave, through a link another user planted in a shared sticky directory.
+scenario "$W/w.toml" 'kind = "builtin"' "" 1s
+RIG_STATE_DIR="$S" "$RIG" run "$W/w.toml" --out "$W/wruns" > "$W/w.out" 2>&1
+WD=$(ls -d "$W"/wruns/*-attack 2>/dev/null | head -1)
+mkdir -m 1777 "$W/pub"; chmod 1777 "$W/pub"; echo precious > "$W/root-file"; chmod 600 "$W/root-file"
+plant_link() { rm -f "$W/pub/$1"; setpriv --reuid "$ATTACKER" --regid "$ATTACKER" --clear-groups ln -s "$W/root-file" "$W/pub/$1"; }
+writer() {  # name link args...
+  local name=$1 link=$2; shift 2
+  plant_link "$link"
+  RIG_STATE_DIR="$S" timeout 60 "$RIG" "$@" > "$W/wr.out" 2>&1
+  [ "$(cat "$W/root-file")" = precious ] && [ -L "$W/pub/$link" ] && note writer-links kept "$name" || note writer-links broken "$name"
+  echo precious > "$W/root-file"
+}
+if [ -n "$WD" ]; then
+  writer "run --junit" run.xml run "$W/w.toml" --out "$W/wruns" --junit "$W/pub/run.xml"
+  writer "suite --junit" suite.xml suite "$W/w.toml" --out "$W/wruns" --junit "$W/pub/suite.xml"
+  writer "export openmetrics --out" m.txt export "$WD" --format openmetrics --out "$W/pub/m.txt"
+  writer "export hdr-log --out" attack-rr.latency.hlog export "$WD" --format hdr-log --out "$W/pub"
+  writer "compare --out" c.html compare "$WD" "$WD" --out "$W/pub/c.html"
+  writer "compare --junit" c.xml compare "$WD" "$WD" --out "$W/c2.html" --fail-if "p99 > 100x" --junit "$W/pub/c.xml"
+  writer "history --out" history.json history "$W/wruns" --out "$W/pub"
+fi
+
+# 12. Inputs that are not files, or too large: each must end at once (exit 2), not block or grow.
+mkdir -p "$W/in/fifo-run" "$W/in/fifo-rep" "$W/in/huge"
+mkfifo "$W/in/fifo-run/report.json" "$W/in/fifo-rep/repeat.json" "$W/in/entry.toml"
+printf 'name = "s"\n[[scenarios]]\nfile = "/dev/zero"\n' > "$W/in/zero.toml"
+printf 'name = "s"\n[[scenarios]]\nfile = "entry.toml"\n' > "$W/in/fifo.toml"
+echo '{' > "$W/in/huge/report.json"; truncate -s 300M "$W/in/huge/report.json"
+{ echo 'name = "many"'; for _ in $(seq 100000); do printf '[[scenarios]]\nfile = "%s"\n' "$W/w.toml"; done; } > "$W/in/many.toml"
+input() {  # name args...
+  local name=$1; shift
+  ( ulimit -v 4000000; timeout 30 "$RIG" "$@" > "$W/in.out" 2>&1 ); local code=$?
+  [ "$code" = 2 ] && note input-dos kept "$name" || note input-dos broken "$name (exit $code)"
+}
+input "suite /dev/zero" suite /dev/zero --out "$W/in"
+input "suite entry /dev/zero" suite "$W/in/zero.toml" --out "$W/in"
+input "suite entry FIFO" suite "$W/in/fifo.toml" --out "$W/in"
+input "report.json FIFO (report)" report "$W/in/fifo-run"
+input "report.json FIFO (compare)" compare "$W/in/fifo-run" "$W/in/fifo-run" --out "$W/in/c.html"
+input "repeat.json FIFO (compare)" compare "$W/in/fifo-rep" "$W/in/fifo-rep" --out "$W/in/c.html"
+input "report.json of 300 MB" report "$W/in/huge"
+input "100,000 suite entries" suite "$W/in/many.toml" --out "$W/in"
+
+# 13. A root child of the target that moves itself to the root cgroup of every hierarchy.
+for how in end sigint sigkill; do
+  rm -f "$W/esc.pid"
+  scenario "$W/esc.toml" $'kind = "command"\nrun = ["/bin/sh", "-c", "(for m in $(awk \'$3 ~ /^cgroup/ {print $2}\' /proc/self/mounts); do echo 0 > $m/cgroup.procs; done; exec setsid sleep 300) & echo $! > '"$W"'/esc.pid; exec '"$RIG"' target --bind {host} --port {port}"]' "" "$([ $how = end ] && echo 1s || echo 30s)"
+  if [ $how = end ]; then RIG_STATE_DIR="$S" "$RIG" run "$W/esc.toml" --out "$W/runs" > /dev/null 2>&1
+  else
+    run_until_last "$S" "$W/esc.toml" "$W/runs"
+    kill -"$([ $how = sigint ] && echo INT || echo KILL)" "$RIGPID"; wait "$RIGPID" 2>/dev/null
+    [ $how = sigkill ] && RIG_STATE_DIR="$S" "$RIG" cleanup > /dev/null 2>&1
+  fi
+  sleep 0.3; G=$(cat "$W/esc.pid" 2>/dev/null)
+  running_pid "$G" && { STARTED+=("$G"); note cgroup-escape broken "child in the root cgroups, $how"; } || note cgroup-escape kept "child in the root cgroups, $how"
+done
+
+# 14. cpufreq through the kernel's links (cpuN/cpufreq -> ../cpufreq/policyN): the victim's CPU
+#     cap must be written back by cleanup; a link elsewhere must be refused.
+CF="$W/cpufreq-root"; mkdir -p "$CF/cpufreq/policy0" "$CF/cpu0" "$CF/cpu1" "$W/cf-decoy"
+echo 2800000 > "$CF/cpufreq/policy0/scaling_max_freq"; echo 0 > "$CF/cpufreq/policy0/related_cpus"
+ln -s ../cpufreq/policy0 "$CF/cpu0/cpufreq"; ln -s "$W/cf-decoy" "$CF/cpu1/cpufreq"; echo keep > "$W/cf-decoy/scaling_max_freq"
+echo 1000000 > "$CF/cpufreq/policy0/scaling_max_freq"
+plant_journal "$S" "$(dead_pid)" "restore $CF/cpu0/cpufreq/scaling_max_freq 2800000"
+RIG_CPUFREQ_ROOT="$CF" RIG_STATE_DIR="$S" "$RIG" cleanup > "$W/c.out" 2>&1
+[ "$(cat "$CF/cpufreq/policy0/scaling_max_freq")" = 2800000 ] && note cpufreq-links kept "restore through the policy link" || note cpufreq-links broken "restore through the policy link"
+rm -f "$S"/journal-*
+plant_journal "$S" "$(dead_pid)" "restore $CF/cpu1/cpufreq/scaling_max_freq 1"
+RIG_CPUFREQ_ROOT="$CF" RIG_STATE_DIR="$S" "$RIG" cleanup > "$W/c.out" 2>&1
+[ "$(cat "$W/cf-decoy/scaling_max_freq")" = keep ] && note cpufreq-links kept "a link out of the policies" || note cpufreq-links broken "a link out of the policies"
+rm -f "$S"/journal-*
+
+# 15. Numbers in journals: a 19-digit pid must refuse its record, and the cleanup go on.
+sleep 300 > /dev/null 2>&1 & N=$!; STARTED+=("$N"); NS=$(start_of "$N")
+plant_journal "$S" "$(dead_pid)" "process $N $NS" "process 9999999999999999999 1"
+RIG_STATE_DIR="$S" "$RIG" cleanup > "$W/c.out" 2>&1
+alive "$N" "$NS" && note journal-numbers broken "a 19-digit pid aborted the cleanup" || note journal-numbers kept "a 19-digit pid"
+rm -f "$S"/journal-*
+
+# 16. A squatted /tmp/rig-UID must not stop a user who has a home of their own.
+VH="$W/vhome"; mkdir -m 700 "$VH"; chown "$VICTIM:$VICTIM" "$VH"
+PD="/tmp/rig-$VICTIM"; rm -rf "$PD"; mkdir -m 777 "$PD"; chmod 777 "$PD"; chown "$ATTACKER:$ATTACKER" "$PD"
+setpriv --reuid "$VICTIM" --regid "$VICTIM" --clear-groups env -u XDG_RUNTIME_DIR -u RIG_STATE_DIR -u XDG_STATE_HOME HOME="$VH" "$RIG" cleanup > "$W/c.out" 2>&1
+[ $? = 0 ] && note state-dir-squat kept "victim with a home" || note state-dir-squat broken "victim with a home"
+rm -rf "$PD"
+
+# 17. Control characters from a report reach no terminal raw; the printed path after a swap is where the files are.
+if [ -n "$WD" ]; then
+  cp -r "$WD" "$W/esc-run"
+  python3 - "$W/esc-run/report.json" <<'PY'
+import json, sys
+p = sys.argv[1]; r = json.load(open(p)); r["scenario"]["name"] += "\x1b[2J\x1b]0;owned\x07"; r["phases"][0]["name"] += "\x1b[31m"
+json.dump(r, open(p, "w"))
+PY
+  "$RIG" compare "$W/esc-run" "$W/esc-run" --out "$W/esc.html" > "$W/esc.out" 2>&1
+  grep -q $'\x1b' "$W/esc.out" && note terminal-escape broken "names from report.json (compare)" || note terminal-escape kept "names from report.json (compare)"
+fi
+if [ -n "${RD:-}" ]; then
+  grep -q "report: $RD.moved/report.json" "$W/swap.out" && note terminal-escape kept "printed path after a swap" || note terminal-escape broken "printed path after a swap"
+fi
+
 echo
 printf '%-20s %6s %7s\n' "attack class" tried broken
 total_t=0; total_b=0
-for c in pid-reuse netns-reuse journal-pid-reuse tampered-journal planted-state-dir space-in-path sockets run-dir-swap target-escape fd-leak; do
+for c in pid-reuse netns-reuse journal-pid-reuse tampered-journal planted-state-dir space-in-path sockets run-dir-swap \
+         target-escape fd-leak writer-links input-dos cgroup-escape cpufreq-links journal-numbers state-dir-squat \
+         terminal-escape; do
   printf '%-20s %6s %7s\n' "$c" "${tried[$c]:-0}" "${broken[$c]:-0}"
   total_t=$((total_t + ${tried[$c]:-0})); total_b=$((total_b + ${broken[$c]:-0}))
 done

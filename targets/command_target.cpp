@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
 #include <regex>
 
@@ -52,7 +53,9 @@ void check_command(const option_values& v, const bind_context& ctx, diagnostics&
       diags.add(v.where("run"), "'run' in " + ctx.section + " is empty: name the program to start");
     else if (run[0] != "{rig}" && find_in_path(run[0]).empty())
       diags.add(v.where("run"), fmt::format("'run' in {}: program '{}' not found{}", ctx.section, run[0],
-                                            run[0].find('/') == std::string::npos ? " in PATH" : ""));
+                                            std::filesystem::is_directory(run[0]) ? " (it is a directory)"
+                                            : run[0].find('/') == std::string::npos ? " in PATH"
+                                                                                     : " (no executable file there)"));
   }
   if (v.has("ready_log")) {
     try {

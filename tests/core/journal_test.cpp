@@ -171,6 +171,77 @@ TEST_CASE("journal: a killed rig's cpufreq files are written back by replay, max
   CHECK(stale_journals().empty());
 }
 
+TEST_CASE("journal: cpufreq restore records through the kernel's policy links are replayed, and a link elsewhere is refused") {
+  // Current kernels: cpuN/cpufreq is a link to ../cpufreq/policyM, the policy CPU N belongs to.
+  // rig writes through the link and journals the path it wrote; the replay resolves the link,
+  // and writes only a policy's own file of a policy that covers that CPU.
+  temp_dir tmp;
+  private_state_dir state(tmp.path + "/state");
+  scoped_env root("RIG_CPUFREQ_ROOT", tmp.path);
+  const std::string policy = tmp.path + "/cpufreq/policy0";
+  fs::create_directories(policy);
+  std::ofstream(policy + "/cpuinfo_max_freq") << "3000000\n";
+  std::ofstream(policy + "/cpuinfo_min_freq") << "800000\n";
+  std::ofstream(policy + "/scaling_max_freq") << "2800000\n";
+  std::ofstream(policy + "/scaling_min_freq") << "2000000\n";
+  std::ofstream(policy + "/scaling_governor") << "schedutil\n";
+  std::ofstream(policy + "/related_cpus") << "0\n";
+  fs::create_directories(tmp.path + "/cpu0");
+  fs::create_directory_symlink("../cpufreq/policy0", tmp.path + "/cpu0/cpufreq");
+  // Decoys: cpu1's cpufreq leads outside any policy; cpu2's to a policy that does not cover it.
+  const std::string decoy = tmp.path + "/decoy";
+  fs::create_directories(decoy);
+  std::ofstream(decoy + "/scaling_max_freq") << "keep me";
+  fs::create_directories(tmp.path + "/cpu1");
+  fs::create_directory_symlink("../decoy", tmp.path + "/cpu1/cpufreq");
+  fs::create_directories(tmp.path + "/cpu2");
+  fs::create_directory_symlink("../cpufreq/policy0", tmp.path + "/cpu2/cpufreq");
+
+  die_after([&] {
+    cpufreq_pin pin(tmp.path);
+    pin.pin({0}, 1'000'000);
+    journal::self().record(journal_line("restore", {tmp.path + "/cpu1/cpufreq/scaling_max_freq", "1"}));
+    journal::self().record(journal_line("restore", {tmp.path + "/cpu2/cpufreq/scaling_max_freq", "2"}));
+    killed();
+  });
+  CHECK(slurp(policy + "/scaling_max_freq") == "1000000");  // what the killed rig left
+  const auto stale = stale_journals();
+  REQUIRE(stale.size() == 1);
+  const auto r = replay(stale[0]);
+  INFO(all_lines(r));
+  CHECK_FALSE(r.complete);  // the two decoy records are refused
+  CHECK(all_lines(r).find("cpu1/cpufreq/scaling_max_freq") != std::string::npos);
+  CHECK(all_lines(r).find("which is not scaling_max_freq of a cpufreq policy covering cpu1") != std::string::npos);
+  CHECK(all_lines(r).find("which is not scaling_max_freq of a cpufreq policy covering cpu2") != std::string::npos);
+  CHECK(all_lines(r).find("scaling_max_freq: \"2800000\" written back") != std::string::npos);
+  CHECK(slurp(policy + "/scaling_max_freq") == "2800000");
+  CHECK(slurp(policy + "/scaling_min_freq") == "2000000");
+  CHECK(slurp(decoy + "/scaling_max_freq") == "keep me");
+  fs::remove(stale[0].path);
+}
+
+TEST_CASE("journal: a pid out of range refuses its record and the replay goes on (never aborted, never cut to another pid)") {
+  temp_dir tmp;
+  private_state_dir state(tmp.path + "/state");
+  auto victim = decoy_process();  // the record after the bad ones: replayed, so the replay went on
+  const auto start = process_start_time(victim.pid());
+  plant({journal_line("process", {std::to_string(victim.pid()), std::to_string(start)}),
+         journal_line("process", {"9999999999999999999", "1"}),  // 19 digits: stol threw, and the cleanup ended
+         journal_line("process", {"4294967297", "1"}),           // 2^32 + 1: cut to pid 1 before
+         journal_line("netns", {"99999999999999999999"})});
+  const auto stale = stale_journals();
+  REQUIRE(stale.size() == 1);
+  const auto r = replay(stale[0]);
+  INFO(all_lines(r));
+  CHECK_FALSE(r.complete);
+  CHECK(all_lines(r).find("the pid 9999999999999999999 is out of range (at most 4194304)") != std::string::npos);
+  CHECK(all_lines(r).find("the pid 4294967297 is out of range") != std::string::npos);
+  CHECK(all_lines(r).find("REFUSED") != std::string::npos);
+  CHECK(all_lines(r).find(fmt::format("process {}: killed", victim.pid())) != std::string::npos);
+  CHECK_FALSE(victim.running());
+  fs::remove(stale[0].path);
+}
+
 TEST_CASE("journal: replay kills the process it names by pid and start time, and nothing of its group") {
   temp_dir tmp;
   private_state_dir state(tmp.path + "/state");
@@ -524,32 +595,51 @@ TEST_CASE("journal: a planted /tmp/rig-UID is refused, and the victim's cleanup 
   std::ofstream(planted) << "rig-journal 2 2 1\n" << journal_line("file", {precious}) << "\n";
   REQUIRE(::chown(planted.c_str(), attacker, attacker) == 0);
 
-  const pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::unsetenv("RIG_STATE_DIR");
-    ::unsetenv("XDG_RUNTIME_DIR");
-    const int out = ::open((tmp.path + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (out < 0) _exit(101);
-    if (::setgroups(0, nullptr) != 0 || ::setgid(victim) != 0 || ::setuid(victim) != 0) _exit(100);
-    ::dup2(out, 1);
-    ::dup2(out, 2);
-    ::execl(RIG_BINARY, RIG_BINARY, "cleanup", nullptr);
-    _exit(102);
-  }
-  int status = 0;
-  REQUIRE(::waitpid(pid, &status, 0) == pid);
-  REQUIRE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 102) {  // the exec failed: another user cannot reach the binary
+  // `rig cleanup` as the victim, with HOME (or none) as given; its exit status (102: no exec).
+  auto cleanup_as_victim = [&](const std::string& home) {
+    const pid_t pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::unsetenv("RIG_STATE_DIR");
+      ::unsetenv("XDG_RUNTIME_DIR");
+      ::unsetenv("XDG_STATE_HOME");
+      if (home.empty()) ::unsetenv("HOME");
+      else ::setenv("HOME", home.c_str(), 1);
+      const int out = ::open((tmp.path + "/out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (out < 0) _exit(101);
+      if (::setgroups(0, nullptr) != 0 || ::setgid(victim) != 0 || ::setuid(victim) != 0) _exit(100);
+      ::dup2(out, 1);
+      ::dup2(out, 2);
+      ::execl(RIG_BINARY, RIG_BINARY, "cleanup", nullptr);
+      _exit(102);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    return WEXITSTATUS(status);
+  };
+  // Without a runtime directory or a home of its own: /tmp/rig-UID, which the attacker holds: refused.
+  const int code = cleanup_as_victim("");
+  if (code == 102) {  // the exec failed: another user cannot reach the binary
     MESSAGE("skipped: uid " << victim << " cannot execute " << RIG_BINARY
                             << " (a directory above it is not searchable by other users)");
     return;
   }
-  const std::string out = slurp(tmp.path + "/out");
+  std::string out = slurp(tmp.path + "/out");
   INFO(out);
-  CHECK(WEXITSTATUS(status) == 4);
+  CHECK(code == 4);
   CHECK(out.find(dir) != std::string::npos);
   CHECK(out.find(fmt::format("owned by uid {}", attacker)) != std::string::npos);
+  CHECK(slurp(precious) == "keep me");
+  // With a home of its own (no one else can write it): the state directory is in it, where no
+  // other user can make the name first, and the squatted /tmp/rig-UID is not even looked at.
+  const std::string home = tmp.path + "/home";
+  REQUIRE(::mkdir(home.c_str(), 0700) == 0);
+  REQUIRE(::chown(home.c_str(), victim, victim) == 0);
+  CHECK(cleanup_as_victim(home) == 0);
+  out = slurp(tmp.path + "/out");
+  CHECK(out.find("nothing to undo") != std::string::npos);
+  CHECK(out.find(dir) == std::string::npos);
   CHECK(slurp(precious) == "keep me");
 }
 
