@@ -65,6 +65,15 @@ TEST_CASE("bad --set flags: unknown keys, bad values and unknown phases are refu
     CHECK(run.code == 2);
     CHECK(run.err.find(f.expect) != std::string::npos);
   }
+  // One key twice on one command line: which holds is easy to misread, so neither does.
+  for (const auto& args : std::vector<std::vector<std::string>>{{"validate", good}, {"run", good, "--out", tmp.path}}) {
+    auto with_sets = args;
+    for (const char* s : {"--set", "seed=1", "--set", "seed=2"}) with_sets.push_back(s);
+    const auto twice = run_rig(with_sets, tmp.path);
+    INFO(twice.err);
+    CHECK(twice.code == 2);
+    CHECK(twice.err.find("--set seed is given twice (--set seed=1, then --set seed=2)") != std::string::npos);
+  }
   const auto bad_option = run_rig({"run", good, "--progress", "0"}, tmp.path);
   CHECK(bad_option.code == 2);
   CHECK(bad_option.err.find("--progress") != std::string::npos);
