@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -205,6 +206,15 @@ std::vector<proc_events::tree_process> proc_events::tree() const {
 bool proc_events::followed(pid_t pid) const {
   std::lock_guard lk(mu_);
   return followed_.count(pid) > 0;
+}
+
+std::optional<proc_events::exit_event> proc_events::take_exit_of(pid_t pid) {
+  std::lock_guard lk(mu_);
+  const auto it = std::find_if(exits_.begin(), exits_.end(), [&](const exit_event& e) { return e.pid == pid; });
+  if (it == exits_.end()) return std::nullopt;
+  exit_event e = *it;
+  exits_.erase(it);
+  return e;
 }
 
 std::vector<proc_events::exit_event> proc_events::take_exits() {

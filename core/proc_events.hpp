@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -55,6 +56,8 @@ class proc_events {
   std::vector<tree_process> tree() const;
   // The followed processes that exited since the last call, in order.
   std::vector<exit_event> take_exits();
+  // The exit of this one process, if the events have said it yet (taken; the others stay).
+  std::optional<exit_event> take_exit_of(pid_t pid);
   // Events the kernel dropped because rig read too slowly (ENOBUFS): a count may be short.
   uint64_t lost() const { return lost_.load(std::memory_order_relaxed); }
 

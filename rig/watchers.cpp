@@ -1,6 +1,7 @@
 #include "rig/watchers.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <sys/wait.h>
 
@@ -101,6 +102,16 @@ void crash_watcher::poll(const std::string& phase, double t_s, run_report& rep, 
   }
 }
 
+void crash_watcher::await_target_exit(int timeout_ms) {
+  const auto main = target_.pid();
+  if (!events_ || target_exit_ || !main) return;
+  const int64_t deadline = mono_ns() + int64_t(timeout_ms) * ns_per_ms;
+  do {
+    if ((target_exit_ = events_->take_exit_of(*main))) return;
+    ::usleep(5'000);
+  } while (mono_ns() < deadline);
+}
+
 std::string crash_watcher::oom_victims() const { return fmt::format("{}", fmt::join(oom_victims_, ", ")); }
 
 std::optional<std::string> death_watcher::poll(const std::string& phase, double t_s, run_report& rep,
@@ -108,6 +119,7 @@ std::optional<std::string> death_watcher::poll(const std::string& phase, double 
   auto how = target_.died();
   if (!how) return std::nullopt;
   // A serving process rig did not start (a wrapper's child): how it ended, from the kernel's events.
+  if (!how->signal && !how->code && crashes_) crashes_->await_target_exit(1000);
   if (!how->signal && !how->code && crashes_ && crashes_->target_exit()) {
     const int st = crashes_->target_exit()->status;
     if (WIFSIGNALED(st)) {

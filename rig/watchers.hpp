@@ -52,6 +52,9 @@ class crash_watcher {
   // How the target's serving process ended, when the events showed it (rig is not its parent
   // when a wrapper started it, so only they can say).
   const std::optional<proc_events::exit_event>& target_exit() const { return target_exit_; }
+  // Waits up to timeout_ms for the event of the serving process's exit: rig may see the death
+  // (its child, a wrapper, exiting) before the events thread has read it.
+  void await_target_exit(int timeout_ms);
 
  private:
   target& target_;
@@ -71,7 +74,7 @@ class crash_watcher {
 // killed (the target dies of SIGKILL then), else the signal, else its own exit.
 class death_watcher {
  public:
-  death_watcher(target& t, const cgroup* cg, const crash_watcher* crashes = nullptr)
+  death_watcher(target& t, const cgroup* cg, crash_watcher* crashes = nullptr)
       : target_(t), cg_(cg && cg->exists() && cg->has("memory") ? cg : nullptr), crashes_(crashes) {}
   // Null while the target runs; once it died, what to say of it (recorded in `rep` too: the
   // target_exit event and target.death).
@@ -80,7 +83,7 @@ class death_watcher {
  private:
   target& target_;
   const cgroup* cg_;
-  const crash_watcher* crashes_;
+  crash_watcher* crashes_;
 };
 
 // Phase i/n, elapsed of the phase and of the run, and each workload's last second: rewritten in

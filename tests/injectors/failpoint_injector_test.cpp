@@ -227,7 +227,10 @@ TEST_CASE("revert read back: a failpoint left armed in a process that stopped an
   temp_dir tmp;
   // The built-in target serves; beside it a process of the same target links the library and
   // stops itself (SIGSTOP) once c.loop is armed: rig's revert cannot reach it, so it cannot
-  // read back that the failpoint is off there.
+  // read back that the failpoint is off there. It must have stopped before the fault phase ends:
+  // it connects as it starts and stops 200 of its 1 ms loops after it sees the arming (~0.3 s);
+  // under TSan on a loaded 2-core machine that took more than the 1 s the phase had (it was
+  // still answering, and the revert reached it): 3 s.
   const auto run = run_text(tmp, fmt::format(R"(name = "stuck-fp"
 [target]
 kind = "command"
@@ -245,7 +248,7 @@ action = "error"
 
 [[phases]]
 name = "fault"
-duration = "1s"
+duration = "3s"
 inject = ["fp"]
 
 [[phases]]

@@ -2,6 +2,8 @@
 // names the file, the line and the key (each file's first line says which line and what).
 // The same for bad --set flags. Never a crash, never a silent default.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -133,4 +135,62 @@ TEST_CASE("what is not a scenario file or not a report is refused at once: a dev
     CHECK(r.code == 2);
     CHECK(r.err.find(c.expect) != std::string::npos);
   }
+}
+
+TEST_CASE("every command that reads refuses a device, a FIFO, a directory, a file past its cap and a deep file, at once with exit 2") {
+  temp_dir tmp;
+  // Scenario inputs: validate, run and suite read them.
+  const std::string t = tmp.path;
+  REQUIRE(::mkfifo((t + "/fifo.toml").c_str(), 0600) == 0);
+  std::ofstream(t + "/big.toml") << std::string(2 << 20, '#');
+  std::ofstream(t + "/deep.toml") << "name = " << std::string(100'000, '[') << std::string(100'000, ']') << "\n";
+  fs::create_directory(t + "/empty-dir");
+  const std::vector<std::pair<std::string, std::string>> scenario_inputs = {
+      {"/dev/zero", "is a device"},
+      {t + "/fifo.toml", "is a FIFO"},
+      {t + "/empty-dir", "directory"},
+      {t + "/big.toml", "may be at most 1.0MiB"},
+      {t + "/deep.toml", "deep.toml"},
+  };
+  for (const auto& [input, expect] : scenario_inputs)
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"validate", input}, {"run", input, "--out", t + "/runs"}, {"suite", input, "--out", t + "/runs"}}) {
+      const auto r = run_rig(args, t, 20'000);
+      INFO(args[0] << " " << input << ": exit " << r.code << "\n" << r.err);
+      CHECK(r.code == 2);
+      CHECK(r.err.find(expect) != std::string::npos);
+    }
+  // Run directories whose report.json is each of those: report, compare, export and history read it.
+  auto run_dir = [&](const std::string& name) {
+    fs::create_directories(t + "/h/" + name);
+    return t + "/h/" + name;
+  };
+  std::vector<std::pair<std::string, std::string>> report_inputs;
+  if (::mknod((run_dir("device") + "/report.json").c_str(), S_IFCHR | 0600, makedev(1, 5)) == 0)  // /dev/zero's numbers
+    report_inputs.push_back({t + "/h/device", "report.json is a device"});
+  REQUIRE(::mkfifo((run_dir("fifo") + "/report.json").c_str(), 0600) == 0);
+  report_inputs.push_back({t + "/h/fifo", "report.json is a FIFO"});
+  fs::create_directory(run_dir("dir") + "/report.json");
+  report_inputs.push_back({t + "/h/dir", "report.json is a directory"});
+  { std::ofstream(run_dir("huge") + "/report.json") << "{"; }
+  fs::resize_file(t + "/h/huge/report.json", (size_t(64) << 20) + 1);
+  report_inputs.push_back({t + "/h/huge", "a report.json may be at most 64.0MiB"});
+  std::ofstream(run_dir("deep") + "/report.json")
+      << R"({"rig_version": "x", "phases": )" << std::string(200'000, '[') << std::string(200'000, ']') << "}";
+  report_inputs.push_back({t + "/h/deep", "nested more than 64 levels deep"});
+  for (const auto& [dir, expect] : report_inputs)
+    for (const auto& args : std::vector<std::vector<std::string>>{{"report", dir},
+                                                                  {"compare", dir, dir, "--out", t + "/c.html"},
+                                                                  {"export", dir, "--format", "openmetrics"},
+                                                                  {"export", dir, "--format", "hdr-log", "--out", t}}) {
+      const auto r = run_rig(args, t, 20'000);
+      INFO(args[0] << " " << dir << ": exit " << r.code << "\n" << r.err);
+      CHECK(r.code == 2);
+      CHECK(r.err.find(expect) != std::string::npos);
+    }
+  // A history of those run directories: the first it reads stops it, named.
+  const auto h = run_rig({"history", t + "/h", "--out", t}, t, 20'000);
+  INFO(h.err);
+  CHECK(h.code == 2);
+  CHECK(h.err.find("report.json") != std::string::npos);
 }
