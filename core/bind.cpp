@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -191,7 +192,52 @@ option_values bind_options(const option_table& table, const toml::table& input, 
   return out;
 }
 
+std::optional<std::pair<uint32_t, size_t>> toml_too_deep(std::string_view text) {
+  uint32_t line = 1;
+  bool in_basic = false, in_literal = false;  // inside a multi-line string ("""...""" or '''...''')
+  for (size_t i = 0; i < text.size();) {
+    const size_t end = std::min(text.find('\n', i), text.size());
+    const std::string_view l = text.substr(i, end - i);
+    size_t dots = 0;
+    char quote = 0;
+    for (size_t k = 0; k < l.size(); ++k) {
+      const char c = l[k];
+      if (l.compare(k, 3, "\"\"\"") == 0 && !in_literal && !quote) {
+        in_basic = !in_basic;
+        k += 2;
+        continue;
+      }
+      if (l.compare(k, 3, "\'\'\'") == 0 && !in_basic && !quote) {
+        in_literal = !in_literal;
+        k += 2;
+        continue;
+      }
+      if (in_basic || in_literal) continue;
+      if (quote) {
+        if (c == '\\' && quote == '"') ++k;  // an escaped character
+        else if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '#') break;
+      if (c == '"' || c == '\'') quote = c;
+      // A dot between two digits is a number's (1.5, 00:00:00.5), not a key's.
+      else if (c == '.' && !(k > 0 && k + 1 < l.size() && std::isdigit(static_cast<unsigned char>(l[k - 1])) &&
+                              std::isdigit(static_cast<unsigned char>(l[k + 1]))))
+        ++dots;
+    }
+    if (dots > max_toml_dots) return std::pair{line, dots};
+    i = end + 1;
+    ++line;
+  }
+  return std::nullopt;
+}
+
 toml::node_view<toml::node> parse_assigned_value(std::string_view text, toml::table& holder) {
+  if (toml_too_deep(text)) {  // kept as the text it is: never parsed
+    holder = toml::table{};
+    holder.insert_or_assign("v", std::string(text));
+    return holder["v"];
+  }
   try {
     holder = toml::parse("v = " + std::string(text));
     if (holder.contains("v")) return holder["v"];

@@ -3,6 +3,8 @@
 // values written back as TOML. The one header that brings toml++ in: kinds' own headers
 // (option tables, checks) do not need it.
 #include <map>
+#include <optional>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <toml++/toml.h>
@@ -11,6 +13,12 @@
 #include "core/options.hpp"
 
 namespace rig {
+
+// toml++ follows a dotted key ([a.b.c], a.b.c = 1) one level of recursion per part: 50,000
+// parts in a 100 KB file overflowed the stack (rig died of SIGSEGV). The first line with more
+// than max_toml_dots dots outside strings and numbers, and how many, before a text is parsed.
+constexpr size_t max_toml_dots = 128;
+std::optional<std::pair<uint32_t, size_t>> toml_too_deep(std::string_view text);
 
 // A value as --set writes it: strings (and unit-bearing text) quoted, numbers and booleans bare.
 std::string toml_literal(opt_type type, const std::string& text);

@@ -12,6 +12,7 @@
 namespace rig {
 
 directory directory::open(const std::string& path) {
+  check_links_on_path(path);  // another user's link into someone else's directory: refused
   directory d;
   d.path_ = path;
   d.fd_.reset(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));

@@ -15,7 +15,8 @@ namespace rig {
 class directory {
  public:
   directory() = default;
-  // An existing directory by path (the path itself may go through links a user chose).
+  // An existing directory by path (the path may go through links: this user's, or another
+  // user's into that user's own directory; core/files.hpp check_links_on_path).
   static directory open(const std::string& path);
   // A new subdirectory `name` (mkdirat), opened without following a link; nullopt if it exists.
   std::optional<directory> make_subdir(const std::string& name, mode_t mode = 0755) const;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -92,7 +93,64 @@ std::string read_open_input(unique_fd fd, const std::string& path, const input_k
   return read_bounded(fd.get(), path, kind);
 }
 
+std::string absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[4096];
+  return ::getcwd(cwd, sizeof cwd) ? std::string(cwd) + "/" + path : path;
+}
+
 }  // namespace
+
+void check_links_on_path(const std::string& path) {
+  const std::string full = absolute(path);
+  const uid_t me = ::geteuid();
+  std::string prefix;
+  size_t at = 1;
+  while (at <= full.size()) {
+    const size_t slash = std::min(full.find('/', at), full.size());
+    const std::string part = full.substr(at, slash - at);
+    at = slash + 1;
+    if (part.empty()) continue;
+    prefix += "/" + part;
+    struct stat l {};
+    if (::lstat(prefix.c_str(), &l) != 0) return;  // not there yet: made by rig, not followed
+    if (!S_ISLNK(l.st_mode) || l.st_uid == me) continue;
+    struct stat t {};
+    if (::stat(prefix.c_str(), &t) != 0) return;  // a dangling link: what uses the path fails on it
+    if (t.st_uid != l.st_uid)
+      throw std::runtime_error(fmt::format("{} is a symbolic link of uid {} to a directory of uid {}: rig follows "
+                                           "another user's link only into that user's own directory (give the path "
+                                           "it leads to, if you meant it)",
+                                           prefix, l.st_uid, t.st_uid));
+  }
+}
+
+void make_user_dirs(const std::string& path) {
+  if (path.empty()) return;  // the current directory
+  check_links_on_path(path);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    throw std::runtime_error(fmt::format("{} is {}, not a directory", path, kind_of(st.st_mode)));
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot make the directory {}: {}", path, ec.message()));
+}
+
+std::string user_data_file_refusal(const std::string& path) {
+  try {
+    check_links_on_path(split_path(absolute(path)).first);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? "" : fmt::format("{}: {}", path, std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return fmt::format("{} is {}: rig writes only regular files, and never through a link", path, kind_of(st.st_mode));
+  if (st.st_uid != ::geteuid())
+    return fmt::format("{} belongs to uid {}, not to this user (uid {}): rig does not write another user's file", path,
+                       st.st_uid, ::geteuid());
+  return "";
+}
 
 void replace_file_at(int dir_fd, const std::string& dir_path, const std::string& name, const std::string& text) {
   const std::string full = join_path(dir_path, name);
@@ -130,6 +188,7 @@ void replace_file_at(int dir_fd, const std::string& dir_path, const std::string&
 
 void write_user_file(const std::string& path, const std::string& text) {
   const auto [dir, name] = split_path(path);
+  check_links_on_path(dir);
   const unique_fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   throw_system_error_on(!d, "open directory " + dir + " to write " + path);
   replace_file_at(d.get(), dir, name, text);
@@ -137,6 +196,11 @@ void write_user_file(const std::string& path, const std::string& text) {
 
 std::string user_file_refusal(const std::string& path) {
   const auto [dir, name] = split_path(path);
+  try {
+    check_links_on_path(dir);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
   const unique_fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!d) return fmt::format("cannot write {}: its directory {}: {}", path, dir, std::strerror(errno));
   mode_t mode = 0;

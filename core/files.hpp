@@ -20,6 +20,17 @@
 
 namespace rig {
 
+// A symbolic link on the way to a directory rig writes in (or reads from) is followed only when
+// it is this user's, or leads into a directory its own owner owns: another user's link into a
+// directory of someone else (root's, say) is refused, naming it, whatever fs.protected_symlinks
+// says. Components that do not exist yet end the walk (rig makes them, following nothing).
+void check_links_on_path(const std::string& path);
+// The directories of `path` made as `mkdir -p` would, after that check.
+void make_user_dirs(const std::string& path);
+// A data file at a path a scenario gave (the disk workload's file, the built-in target's WAL):
+// "" when it is absent or a regular file of this user reached by no refused link; else why not.
+std::string user_data_file_refusal(const std::string& path);
+
 // Writes `text` to `name` in the directory held by dir_fd (its path for messages), as above.
 // Throws std::runtime_error naming the path.
 void replace_file_at(int dir_fd, const std::string& dir_path, const std::string& name, const std::string& text);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/journal.hpp"
+#include "core/proc.hpp"
 #include "core/process.hpp"
 
 namespace rig {
@@ -13,6 +14,14 @@ namespace {
 
 std::string process_line(pid_t pid, unsigned long long start) {
   return journal_line("process", {std::to_string(pid), std::to_string(start)});
+}
+
+// Its name now (an exec since its fork renames it), else the one the events gave.
+std::string name_now(pid_t pid, const std::string& known) {
+  auto c = read_text_file(fmt::format("/proc/{}/comm", pid));
+  if (!c || c->empty()) return known;
+  if (c->back() == '\n') c->pop_back();
+  return *c;
 }
 
 }  // namespace
@@ -35,8 +44,9 @@ std::vector<std::string> tree_guard::newly_escaped(const cgroup& cg) {
     if (p.start == 0 || journaled_.count(p.pid) || cg.holds(p.pid)) continue;
     if (process_start_time(p.pid) != p.start) continue;  // gone, its pid another's now
     journal::self().record(process_line(p.pid, p.start));
-    journaled_[p.pid] = {p.start, p.comm};
-    out.push_back(fmt::format("{} (pid {})", p.comm, p.pid));
+    const std::string name = name_now(p.pid, p.comm);
+    journaled_[p.pid] = {p.start, name};
+    out.push_back(fmt::format("{} (pid {})", name, p.pid));
   }
   return out;
 }
@@ -48,7 +58,7 @@ std::vector<std::string> tree_guard::end_escaped(const cgroup& cg) {
   // then those journaled before: each by pid and start time.
   std::map<pid_t, std::pair<unsigned long long, std::string>> outside = journaled_;
   for (const auto& p : events_->tree())
-    if (p.start != 0 && !cg.holds(p.pid)) outside.emplace(p.pid, std::pair{p.start, p.comm});
+    if (p.start != 0 && !cg.holds(p.pid)) outside.emplace(p.pid, std::pair{p.start, name_now(p.pid, p.comm)});
   for (const auto& [pid, what] : outside) {
     const auto outcome = kill_process_if_same(pid, what.first);
     if (outcome == kill_outcome::killed) ended.push_back(fmt::format("{} (pid {})", what.second, pid));

@@ -6,6 +6,7 @@
 #include <optional>
 #include <sstream>
 
+#include "core/files.hpp"
 #include "core/hdr_codec.hpp"
 #include "reports/html_common.hpp"
 
@@ -56,7 +57,7 @@ std::vector<std::string> export_hdr_logs(const std::string& run_dir, const run_r
     out = run.make_subdir("export");
     if (!out) out = directory::open(run_dir + "/export");
   } else {
-    fs::create_directories(out_dir);
+    make_user_dirs(out_dir);
     out = directory::open(out_dir);
   }
   std::vector<std::string> written;

@@ -57,7 +57,7 @@ history_summary read_history(const std::string& dir, const std::string& scenario
   size_t runs_read = 0;
   std::sort(subs.begin(), subs.end());
   for (const auto& s : subs) {
-    history_point p{s.filename().string(), s.string(), 0, {}};
+    history_point p{printable(s.filename().string()), s.string(), 0, {}};  // a name another user may have made
     if (is_group(s)) {
       p.runs = load_group(s.string());
     } else {  // a directory of runs or repeats (a release's): their spread

@@ -14,15 +14,22 @@ namespace rig::html {
 std::string esc(std::string_view s) {
   std::string o;
   o.reserve(s.size());
-  for (char c : s) switch (c) {
+  for (size_t i = 0; i < s.size(); ++i) switch (const char c = s[i]; c) {
       case '&': o += "&amp;"; break;
       case '<': o += "&lt;"; break;
       case '>': o += "&gt;"; break;
       case '"': o += "&quot;"; break;
       case '\'': o += "&apos;"; break;
       default:
-        // XML 1.0 (JUnit files) has no place for other control characters: they become a space.
-        o += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') ? ' ' : c;
+        // XML 1.0 (JUnit files) has no place for other control characters: they become a space,
+        // and so do the C1 controls (U+0080-U+009F, "\xc2\x80".."\xc2\x9f" in UTF-8).
+        if (static_cast<unsigned char>(c) == 0xc2 && i + 1 < s.size() &&
+            static_cast<unsigned char>(s[i + 1]) >= 0x80 && static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
+          o += ' ';
+          ++i;
+        } else {
+          o += (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f ? ' ' : c;
+        }
     }
   return o;
 }

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/clock.hpp"
+#include "core/files.hpp"
 #include "core/host.hpp"
 #include "core/journal.hpp"
 #include "rig/phase_loop.hpp"
@@ -116,7 +117,7 @@ bool cleanup_stale_journals(std::ostream& out) {
 }
 
 directory make_run_dir(const std::string& base, const std::string& name) {
-  std::filesystem::create_directories(base);
+  make_user_dirs(base);
   const directory parent = directory::open(base);
   const std::string stem = utc_stamp() + "-" + name;
   for (int i = 0;; ++i)
@@ -130,7 +131,7 @@ directory make_exact_run_dir(const std::string& path) {
   const std::string name = p.filename().string();
   if (name.empty() || name == "." || name == "..")
     throw std::runtime_error("--run-dir " + path + ": name the directory to make, e.g. runs/ci-" + "1234");
-  std::filesystem::create_directories(p.parent_path());
+  make_user_dirs(p.parent_path().string());
   const directory parent = directory::open(p.parent_path().string());
   if (auto d = parent.make_subdir(name)) return std::move(*d);
   throw std::runtime_error("--run-dir " + path + " exists: rig writes a run only into a directory it makes");

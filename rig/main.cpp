@@ -191,7 +191,7 @@ int cmd_validate(const std::string& file, const std::vector<std::string>& sets, 
   try {
     const scenario sc = load_scenario(file, sets, allow_remote);
     const size_t curve = sc.sweep.checks.size();
-    std::cout << fmt::format("{}: OK ({} workload{}, {} injector{}, {} phase{}, {} check{}{})\n", file,
+    std::cout << fmt::format("{}: OK ({} workload{}, {} injector{}, {} phase{}, {} check{}{})\n", printable(file),
                              sc.workloads.size(), sc.workloads.size() == 1 ? "" : "s", sc.injectors.size(),
                              sc.injectors.size() == 1 ? "" : "s", sc.phases.size(), sc.phases.size() == 1 ? "" : "s",
                              sc.checks.size(), sc.checks.size() == 1 ? "" : "s",
@@ -201,7 +201,7 @@ int cmd_validate(const std::string& file, const std::vector<std::string>& sets, 
                                               : "");
     return exit_ok;
   } catch (const input_error& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << printable(e.what()) << "\n";
     return exit_usage;
   }
 }
@@ -239,7 +239,7 @@ int cmd_run(const std::string& file, const std::vector<std::string>& sets, const
   try {
     sc = load_scenario(file, sets, allow_remote);
   } catch (const input_error& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << printable(e.what()) << "\n";
     return junit.empty() ? exit_usage : write_junit(junit, file, exit_usage, "", e.what());
   }
   if (!junit_writable("run", junit)) return exit_usage;
@@ -303,7 +303,7 @@ int cmd_suite(const suite_request& req, const run_options& base, const std::stri
   try {
     plan = plan_suite(req);
   } catch (const input_error& e) {
-    std::cerr << e.what() << "\nrig suite: nothing was run (every scenario is checked before the first runs)\n";
+    std::cerr << printable(e.what()) << "\nrig suite: nothing was run (every scenario is checked before the first runs)\n";
     return exit_usage;
   }
   if (dry_run) {
@@ -338,14 +338,17 @@ int cmd_compare(const std::string& dir_a, const std::string& dir_b, const std::s
     std::cerr << "rig compare: " << e.what() << "\n";
     return exit_usage;
   }
+  if (!junit_writable("compare", junit)) return exit_usage;  // before the comparison, as run and suite do
   try {
     const run_group a = load_group(dir_a), b = load_group(dir_b);
     const compare_verdict v = compare_groups(a, b, conditions);
     if (a.kind == "run" && b.kind == "run") {
-      std::cout << compare_runs(dir_a, dir_b, html_path, conditions.empty() ? "" : verdict_html(v));
-      if (!conditions.empty()) std::cout << "\n" << verdict_text(v, false);
+      // Directory names (another user's, through a glob) reach the terminal escaped.
+      std::cout << printable(compare_runs(dir_a, dir_b, html_path, conditions.empty() ? "" : verdict_html(v)));
+      if (!conditions.empty()) std::cout << "\n" << printable(verdict_text(v, false));
     } else {
-      std::cout << verdict_text(v, true) << "\ncompare.html: " << compare_groups_html(verdict_html(v), html_path) << "\n";
+      std::cout << printable(verdict_text(v, true)) << "\ncompare.html: "
+                << printable(compare_groups_html(verdict_html(v), html_path)) << "\n";
     }
     if (!conditions.empty()) {
       const size_t n = v.regressions();
@@ -365,7 +368,7 @@ int cmd_compare(const std::string& dir_a, const std::string& dir_b, const std::s
       return exit_usage;
     }
   } catch (const std::exception& e) {  // bad input, or a directory that is not a run, repeat or sweep
-    std::cerr << "rig compare: " << e.what() << "\n";
+    std::cerr << "rig compare: " << printable(e.what()) << "\n";
     return exit_usage;
   }
   return exit_ok;
@@ -375,15 +378,15 @@ int cmd_history(const std::string& dir, const std::string& scenario, const std::
   try {
     const history_summary h = read_history(dir, scenario);
     const std::string out = out_dir.empty() ? dir : out_dir;
-    std::filesystem::create_directories(out);
+    make_user_dirs(out);
     for (const auto& [name, text] : {std::pair{"history.json", to_json(h).dump(2) + "\n"},
                                      std::pair{"history.html", render_history_html(h)}}) {
       write_user_file(out + "/" + name, text);
     }
-    std::cout << history_table(h) << fmt::format("\nhistory: {}/history.json\n  open {}/history.html\n", out, out);
+    std::cout << printable(history_table(h) + fmt::format("\nhistory: {}/history.json\n  open {}/history.html\n", out, out));
     return exit_ok;
   } catch (const std::exception& e) {
-    std::cerr << "rig history: " << e.what() << "\n";
+    std::cerr << "rig history: " << printable(e.what()) << "\n";
     return exit_usage;
   }
 }
@@ -653,9 +656,9 @@ int dispatch(const cli_commands& c, const cli_args& a) {
     if (*c.compare) return cmd_compare(a.run_a, a.run_b, a.compare_out, a.fail_ifs, a.compare_junit);
     if (*c.report) {
       try {
-        std::cout << write_html_report(a.run_dir) << "\n";
+        std::cout << printable(write_html_report(a.run_dir)) << "\n";
       } catch (const std::exception& e) {
-        std::cerr << "rig report: " << e.what() << "\n";
+        std::cerr << "rig report: " << printable(e.what()) << "\n";
         return exit_usage;
       }
       return exit_ok;
@@ -674,7 +677,7 @@ int dispatch(const cli_commands& c, const cli_args& a) {
       return exit_ok;
     }
   } catch (const input_error& e) {
-    std::cerr << e.what() << "\n";
+    std::cerr << printable(e.what()) << "\n";
     return exit_usage;
   } catch (const std::exception& e) {
     std::cerr << "rig: " << e.what() << "\n";

@@ -281,6 +281,12 @@ struct loader {
     sc.overrides = overrides;
     sc.allow_remote = allow_remote;
     toml::table doc;
+    if (const auto deep = toml_too_deep(text)) {
+      diags.add({file, deep->first, 0, {}}, fmt::format("a key nested {} levels deep: rig reads keys of at most {} "
+                                                        "parts (a.b.c has 3)",
+                                                        deep->second + 1, max_toml_dots + 1));
+      throw input_error(diags);
+    }
     try {
       doc = toml::parse(text, file);
     } catch (const toml::parse_error& e) {

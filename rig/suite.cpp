@@ -124,8 +124,10 @@ class suite_planner {
       return;
     }
     try {
-      toml::table doc = toml::parse(text, file);
-      if (doc.contains("scenarios")) return add_suite_file(file, doc, at, sets, phase_duration, depth);
+      if (!toml_too_deep(text)) {  // else never parsed here: the scenario loader says what is wrong
+        toml::table doc = toml::parse(text, file);
+        if (doc.contains("scenarios")) return add_suite_file(file, doc, at, sets, phase_duration, depth);
+      }
     } catch (const toml::parse_error&) {  // the scenario loader says what is wrong with it
     }
     found_.push_back({file, name, phase_duration, sets, tags, at});
@@ -134,8 +136,12 @@ class suite_planner {
   void add_suite_file(const std::string& file, const toml::table& doc, const source_pos& at,
                       const std::vector<std::string>& outer_sets, const std::string& outer_duration, int depth) {
     const std::string key = fs::weakly_canonical(file).string();
-    if (depth > 8 || std::find(open_.begin(), open_.end(), key) != open_.end()) {
+    if (std::find(open_.begin(), open_.end(), key) != open_.end()) {
       diags_.add(at, fmt::format("{} lists itself (through {} suite files)", file, open_.size()));
+      return;
+    }
+    if (depth > 8) {
+      diags_.add(at, fmt::format("{} is a suite nested {} deep: suites may be nested at most 8 deep", file, depth + 1));
       return;
     }
     open_.push_back(key);

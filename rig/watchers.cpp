@@ -71,8 +71,9 @@ void crash_watcher::poll(const std::string& phase, double t_s, run_report& rep, 
   if (!events_) return;
   if (tree_ && tree_cg_)
     for (const auto& who : tree_->newly_escaped(*tree_cg_)) {
-      const std::string text = fmt::format("{} of the target's processes left the run's cgroup during phase {} (it "
-                                           "wrote itself into another): it is ended with the run",
+      const std::string text = fmt::format("{} of the target's processes is outside the run's cgroup during phase {} "
+                                           "(it, or a process it was forked from, wrote itself into another cgroup): it "
+                                           "is ended with the run",
                                            who, phase);
       rep.events.push_back({t_s, "escaped", text});
       out << "    ! escaped: " << text << "\n";

@@ -284,6 +284,52 @@ if [ -n "$WD" ]; then
   writer "history --out" history.json history "$W/wruns" --out "$W/pub"
 fi
 
+# 11b. The same writers through a link at a *directory* of the path: the attacker's link into
+#      root's own 0700 directory (the tryout's finding: root's history.json replaced).
+mkdir -m 700 "$W/vault"; echo precious > "$W/vault/history.json"; chmod 600 "$W/vault/history.json"
+setpriv --reuid "$ATTACKER" --regid "$ATTACKER" --clear-groups ln -s "$W/vault" "$W/pub/L"
+via() {  # name args...
+  local name=$1; shift
+  RIG_STATE_DIR="$S" timeout 60 "$RIG" "$@" > "$W/wr.out" 2>&1
+  { [ "$(cat "$W/vault/history.json")" = precious ] && [ "$(ls "$W/vault" | wc -l)" = 1 ]; } \
+    && note dir-links kept "$name" || note dir-links broken "$name"
+  echo precious > "$W/vault/history.json"; find "$W/vault" -mindepth 1 ! -name history.json -exec rm -rf {} + 2>/dev/null
+}
+if [ -n "$WD" ]; then
+  via "history --out through a dir link" history "$W/wruns" --out "$W/pub/L"
+  via "run --junit through a dir link" run "$W/w.toml" --out "$W/wruns" --junit "$W/pub/L/j.xml"
+  via "run --run-dir through a dir link" run "$W/w.toml" --run-dir "$W/pub/L/r1"
+  via "suite --out through a dir link" suite "$W/w.toml" --out "$W/pub/L"
+  via "export --out through a dir link" export "$WD" --format openmetrics --out "$W/pub/L/m.txt"
+  via "compare --out through a dir link" compare "$WD" "$WD" --out "$W/pub/L/c.html"
+fi
+# Files a scenario names: the built-in target's wal_path, the disk workload's path.
+plant_link wal.log
+head -c 8192 /dev/urandom > "$W/root-big"; chmod 600 "$W/root-big"; BIGSUM=$(md5sum < "$W/root-big")
+rm -f "$W/pub/disk.dat"; setpriv --reuid "$ATTACKER" --regid "$ATTACKER" --clear-groups ln -s "$W/root-big" "$W/pub/disk.dat"
+scenario "$W/wal.toml" $'kind = "builtin"\nwal = true\nwal_path = "'"$W"'/pub/wal.log"' "" 1s
+RIG_STATE_DIR="$S" timeout 60 "$RIG" run "$W/wal.toml" --out "$W/wruns" > "$W/wr.out" 2>&1
+[ "$(cat "$W/root-file")" = precious ] && note dir-links kept "wal_path a planted link" || note dir-links broken "wal_path a planted link"
+echo precious > "$W/root-file"
+cat > "$W/disk.toml" <<EOF2
+name = "attack"
+[target]
+kind = "builtin"
+[workloads.d]
+kind = "disk"
+path = "$W/pub/disk.dat"
+mode = "write"
+direct = false
+file_size = "4KiB"
+block_size = "4KiB"
+rate = "10/s"
+[[phases]]
+name = "only"
+duration = "1s"
+EOF2
+RIG_STATE_DIR="$S" timeout 60 "$RIG" run "$W/disk.toml" --out "$W/wruns" > "$W/wr.out" 2>&1
+[ "$(md5sum < "$W/root-big")" = "$BIGSUM" ] && note dir-links kept "disk workload path a planted link" || note dir-links broken "disk workload path a planted link"
+
 # 12. Inputs that are not files, or too large: each must end at once (exit 2), not block or grow.
 mkdir -p "$W/in/fifo-run" "$W/in/fifo-rep" "$W/in/huge"
 mkfifo "$W/in/fifo-run/report.json" "$W/in/fifo-rep/repeat.json" "$W/in/entry.toml"
@@ -304,6 +350,8 @@ input "report.json FIFO (compare)" compare "$W/in/fifo-run" "$W/in/fifo-run" --o
 input "repeat.json FIFO (compare)" compare "$W/in/fifo-rep" "$W/in/fifo-rep" --out "$W/in/c.html"
 input "report.json of 300 MB" report "$W/in/huge"
 input "100,000 suite entries" suite "$W/in/many.toml" --out "$W/in"
+python3 -c "print('name = \"x\"\n[' + '.'.join(['a'] * 50000) + ']\nb = 1')" > "$W/in/deepkey.toml"
+input "a dotted key of 50,000 parts" validate "$W/in/deepkey.toml"
 
 # 13. A root child of the target that moves itself to the root cgroup of every hierarchy.
 for how in end sigint sigkill; do
@@ -358,6 +406,9 @@ json.dump(r, open(p, "w"))
 PY
   "$RIG" compare "$W/esc-run" "$W/esc-run" --out "$W/esc.html" > "$W/esc.out" 2>&1
   grep -q $'\x1b' "$W/esc.out" && note terminal-escape broken "names from report.json (compare)" || note terminal-escape kept "names from report.json (compare)"
+  mkdir -p "$W/esc-hist"; cp -r "$WD" "$W/esc-hist/C"$'\x1b[2J\a'
+  "$RIG" history "$W/esc-hist" --out "$W/esc-hist-out" > "$W/esc.out" 2>&1
+  grep -q $'\x1b' "$W/esc.out" && note terminal-escape broken "a run directory's name (history)" || note terminal-escape kept "a run directory's name (history)"
 fi
 if [ -n "${RD:-}" ]; then
   grep -q "report: $RD.moved/report.json" "$W/swap.out" && note terminal-escape kept "printed path after a swap" || note terminal-escape broken "printed path after a swap"
@@ -367,8 +418,8 @@ echo
 printf '%-20s %6s %7s\n' "attack class" tried broken
 total_t=0; total_b=0
 for c in pid-reuse netns-reuse journal-pid-reuse tampered-journal planted-state-dir space-in-path sockets run-dir-swap \
-         target-escape fd-leak writer-links input-dos cgroup-escape cpufreq-links journal-numbers state-dir-squat \
-         terminal-escape; do
+         target-escape fd-leak writer-links dir-links input-dos cgroup-escape cpufreq-links journal-numbers \
+         state-dir-squat terminal-escape; do
   printf '%-20s %6s %7s\n' "$c" "${tried[$c]:-0}" "${broken[$c]:-0}"
   total_t=$((total_t + ${tried[$c]:-0})); total_b=$((total_b + ${broken[$c]:-0}))
 done

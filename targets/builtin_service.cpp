@@ -13,6 +13,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "core/files.hpp"
 #include "core/clock.hpp"
 #include "core/spin.hpp"
 #include "core/error.hpp"
@@ -132,9 +133,13 @@ void builtin_service::start() {
   if (cfg_.work_ns > 0) work_iterations_ = uint64_t(spin_per_ns() * double(cfg_.work_ns));  // at full speed
   if (cfg_.wal) {
     if (cfg_.wal_path.empty()) cfg_.wal_path = "target.wal";
+    // A regular file of this user, never through a link (as root, a planted one had the target
+    // append its records to another's file), never a FIFO (the open blocked the start).
+    if (const std::string why = user_data_file_refusal(cfg_.wal_path); !why.empty())
+      throw std::runtime_error("wal_path: " + why);
     if (cfg_.wal_direct) {
       // A ring of blocks: direct writes that never extend the file.
-      wal_fd_.reset(::open(cfg_.wal_path.c_str(), O_WRONLY | O_CREAT | O_DIRECT | O_DSYNC | O_CLOEXEC, 0644));
+      wal_fd_.reset(::open(cfg_.wal_path.c_str(), O_WRONLY | O_CREAT | O_DIRECT | O_DSYNC | O_NOFOLLOW | O_CLOEXEC, 0644));
       throw_system_error_on(!wal_fd_, "open write-ahead log " + cfg_.wal_path + " with O_DIRECT",
                             "the file system must support direct I/O (tmpfs does not)");
       void* block = nullptr;
@@ -148,7 +153,7 @@ void builtin_service::start() {
                                   ssize_t(wal_block_bytes),
                               "write-ahead log " + cfg_.wal_path);
     } else {
-      wal_fd_.reset(::open(cfg_.wal_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+      wal_fd_.reset(::open(cfg_.wal_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644));
       throw_system_error_on(!wal_fd_, "open write-ahead log " + cfg_.wal_path);
     }
   }

@@ -11,6 +11,7 @@
 #include <iostream>
 
 #include "core/clock.hpp"
+#include "core/files.hpp"
 #include "core/error.hpp"
 #include "core/fd.hpp"
 #include "core/units.hpp"
@@ -69,6 +70,10 @@ disk_workload::disk_workload(const option_values& v)
 
 void disk_workload::prepare(const workload_env& env) {
   if (path_.empty()) path_ = (env.run_dir.empty() ? std::string("/tmp") : env.run_dir) + "/disk-workload.dat";
+  // A given path: a regular file of this user, reached by no other user's link into someone
+  // else's directory (as root, a planted link would have had rig write another's file).
+  if (const std::string why = user_data_file_refusal(path_); !why.empty())
+    throw std::runtime_error("disk workload: 'path' " + why);
   // The file: rig's own is made and filled once; a given one must be large enough.
   struct stat st {};
   const bool exists = ::stat(path_.c_str(), &st) == 0;
@@ -76,7 +81,7 @@ void disk_workload::prepare(const workload_env& env) {
     if (exists && opts_.has("path"))
       throw std::runtime_error(fmt::format("disk workload: {} has {} bytes, fewer than file_size {}", path_,
                                            st.st_size, file_size_));
-    unique_fd fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+    unique_fd fd(::open(path_.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644));
     throw_system_error_on(!fd, "disk workload: create " + path_);
     created_ = true;
     std::vector<char> chunk(1 << 20);
@@ -89,7 +94,7 @@ void disk_workload::prepare(const workload_env& env) {
     throw_system_error_on(::fsync(fd.get()) != 0, "disk workload: fsync " + path_);
   }
   if (direct_) {  // refuse up front where the file system has no direct I/O (tmpfs)
-    unique_fd probe(::open(path_.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC));
+    unique_fd probe(::open(path_.c_str(), O_RDONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC));
     throw_system_error_on(!probe, "disk workload: open " + path_ + " with O_DIRECT",
                           "the file system must support direct I/O (tmpfs does not); or set direct = false");
   }
@@ -121,7 +126,7 @@ struct uring_file {
 
   bool open(const std::string& path, bool direct, int iodepth, size_t block_size) {
     block = block_size;
-    fd = unique_fd(::open(path.c_str(), O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0)));
+    fd = unique_fd(::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC | (direct ? O_DIRECT : 0)));
     if (!fd) return false;
     // No IPI per completion, task work run when we reap; plain flags where the kernel has none.
     io_uring_params params{};

@@ -465,10 +465,79 @@ duration = "1s"
     const auto r = run_rig(w.args, tmp.path, 60'000);
     INFO(w.args[0] << " " << w.args[w.args.size() - 2] << " " << w.args.back() << ": exit " << r.code << "\n"
                    << r.stdout_text() << r.err);
-    CHECK(r.code != 0);
+    CHECK(r.code == 2);  // refused before anything is written (compare --junit too)
     CHECK(r.err.find(w.planted + " is a symbolic link") != std::string::npos);
     CHECK(slurp(victim) == "precious");
     CHECK(fs::is_symlink(w.planted));
+  }
+  // A link at a directory of the path: the other user's link into root's own 0700 directory.
+  // Every writer followed it (root's history.json replaced; run directories made inside).
+  const std::string vault = tmp.path + "/vault";
+  fs::create_directory(vault);
+  ::chmod(vault.c_str(), 0700);
+  std::ofstream(vault + "/history.json") << "precious";
+  ::chmod((vault + "/history.json").c_str(), 0600);
+  const std::string via = shared + "/L";
+  REQUIRE(as_user(other_user, [&] { return ::symlink(vault.c_str(), via.c_str()) == 0 ? 0 : 1; }) == 0);
+  const std::vector<std::vector<std::string>> through_dir = {
+      {"run", tmp.path + "/s.toml", "--out", runs, "--junit", via + "/run.xml"},
+      {"run", tmp.path + "/s.toml", "--run-dir", via + "/r1"},
+      {"run", tmp.path + "/s.toml", "--out", via},
+      {"suite", tmp.path + "/s.toml", "--out", via},
+      {"export", dir, "--format", "openmetrics", "--out", via + "/m.txt"},
+      {"export", dir, "--format", "hdr-log", "--out", via},
+      {"compare", dir, dir, "--out", via + "/c.html"},
+      {"history", runs, "--out", via},
+  };
+  for (const auto& args : through_dir) {
+    const auto r = run_rig(args, tmp.path, 60'000);
+    INFO(args[0] << " " << args.back() << ": exit " << r.code << "\n" << r.stdout_text() << r.err);
+    CHECK(r.code != 0);
+    CHECK(r.err.find(via + " is a symbolic link of uid " + std::to_string(other_user) + " to a directory of uid 0") !=
+          std::string::npos);
+  }
+  CHECK(slurp(vault + "/history.json") == "precious");
+  size_t in_vault = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(vault)) ++in_vault;
+  CHECK(in_vault == 1);
+  // Paths a scenario gives that rig (or its target) writes: the built-in target's WAL and the
+  // disk workload's file, each a link the other user planted to root's own file.
+  const std::string wal = plant("wal.log"), disk = plant("disk.dat");
+  std::ofstream(tmp.path + "/wal.toml") << fmt::format(R"(name = "wal"
+[target]
+kind = "builtin"
+wal = true
+wal_path = "{}"
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "50/s"
+[[phases]]
+name = "only"
+duration = "1s"
+)",
+                                                       wal);
+  std::ofstream(tmp.path + "/disk.toml") << fmt::format(R"(name = "disk"
+[target]
+kind = "builtin"
+[workloads.d]
+kind = "disk"
+path = "{}"
+mode = "write"
+direct = false
+rate = "10/s"
+[[phases]]
+name = "only"
+duration = "1s"
+)",
+                                                        disk);
+  for (const auto& [file, key] : {std::pair{"/wal.toml", "wal_path"}, {"/disk.toml", "'path'"}}) {
+    const auto r = run_rig({"run", tmp.path + file, "--out", runs}, tmp.path, 60'000);
+    INFO(file << ": exit " << r.code << "\n" << r.stdout_text() << r.err);
+    CHECK(r.code != 0);
+    CHECK(r.stdout_text().find("status: ok") == std::string::npos);
+    CHECK((r.stdout_text() + r.err).find(" is a symbolic link") != std::string::npos);
+    CHECK(slurp(victim) == "precious");
   }
   struct stat st {};
   REQUIRE(::stat(victim.c_str(), &st) == 0);
@@ -498,6 +567,8 @@ duration = "1s"
   r["phases"][0]["name"] = "only" + esc;
   r["expectations"] = nlohmann::json::array({{{"expr", "x" + esc}, {"ok", false}, {"actual", "1\r\xc2\x9b"}}});
   std::ofstream(run.run_dir() + "/report.json") << r.dump();
+  // A run directory another user named with an escape sequence, in a history directory.
+  fs::copy(run.run_dir(), tmp.path + "/runs/C" + esc, fs::copy_options::recursive);
   for (const auto& args : std::vector<std::vector<std::string>>{{"compare", run.run_dir(), run.run_dir(), "--out",
                                                                   tmp.path + "/c.html"},
                                                                  {"report", run.run_dir()},

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 
 #include "../helpers.hpp"
@@ -144,6 +145,13 @@ TEST_CASE("every command that reads refuses a device, a FIFO, a directory, a fil
   REQUIRE(::mkfifo((t + "/fifo.toml").c_str(), 0600) == 0);
   std::ofstream(t + "/big.toml") << std::string(2 << 20, '#');
   std::ofstream(t + "/deep.toml") << "name = " << std::string(100'000, '[') << std::string(100'000, ']') << "\n";
+  // A dotted table name of 50,000 parts (100 KB): toml++ recursed once per part and rig died of SIGSEGV.
+  {
+    std::ofstream dk(t + "/deepkey.toml");
+    dk << "name = \"x\"\n[a";
+    for (int i = 0; i < 50'000; ++i) dk << ".a";
+    dk << "]\nb = 1\n";
+  }
   fs::create_directory(t + "/empty-dir");
   const std::vector<std::pair<std::string, std::string>> scenario_inputs = {
       {"/dev/zero", "is a device"},
@@ -151,6 +159,7 @@ TEST_CASE("every command that reads refuses a device, a FIFO, a directory, a fil
       {t + "/empty-dir", "directory"},
       {t + "/big.toml", "may be at most 1.0MiB"},
       {t + "/deep.toml", "deep.toml"},
+      {t + "/deepkey.toml", "deepkey.toml:2: a key nested 50001 levels deep: rig reads keys of at most 129 parts"},
   };
   for (const auto& [input, expect] : scenario_inputs)
     for (const auto& args : std::vector<std::vector<std::string>>{
@@ -193,4 +202,17 @@ TEST_CASE("every command that reads refuses a device, a FIFO, a directory, a fil
   INFO(h.err);
   CHECK(h.code == 2);
   CHECK(h.err.find("report.json") != std::string::npos);
+}
+
+TEST_CASE("suites nested past 8 deep are refused as too deep, not as a suite that lists itself") {
+  temp_dir tmp;
+  for (int i = 0; i < 11; ++i)
+    std::ofstream(fmt::format("{}/n{}.toml", tmp.path, i))
+        << fmt::format("name = \"n{}\"\n[[scenarios]]\nfile = \"n{}.toml\"\n", i, i + 1);
+  fs::copy_file(RIG_SOURCE_DIR "/scenarios/quickstart.toml", tmp.path + "/n11.toml");
+  const auto r = run_rig({"suite", tmp.path + "/n0.toml", "--dry-run"}, tmp.path);
+  INFO(r.err);
+  CHECK(r.code == 2);
+  CHECK(r.err.find("n9.toml is a suite nested 10 deep: suites may be nested at most 8 deep") != std::string::npos);
+  CHECK(r.err.find("lists itself") == std::string::npos);
 }
