@@ -93,16 +93,11 @@ std::string read_open_input(unique_fd fd, const std::string& path, const input_k
   return read_bounded(fd.get(), path, kind);
 }
 
-std::string absolute(const std::string& path) {
-  if (!path.empty() && path[0] == '/') return path;
-  char cwd[4096];
-  return ::getcwd(cwd, sizeof cwd) ? std::string(cwd) + "/" + path : path;
-}
-
 }  // namespace
 
 void check_links_on_path(const std::string& path) {
-  const std::string full = absolute(path);
+  std::error_code ec;
+  const std::string full = std::filesystem::absolute(path, ec).string();
   const uid_t me = ::geteuid();
   std::string prefix;
   size_t at = 1;
@@ -138,7 +133,7 @@ void make_user_dirs(const std::string& path) {
 
 std::string user_data_file_refusal(const std::string& path) {
   try {
-    check_links_on_path(split_path(absolute(path)).first);
+    check_links_on_path(split_path(std::filesystem::absolute(path).string()).first);
   } catch (const std::exception& e) {
     return e.what();
   }

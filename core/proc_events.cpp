@@ -23,13 +23,13 @@
 
 namespace rig {
 
-namespace {
-
-std::optional<std::string> comm_of(pid_t pid) {
+std::optional<std::string> proc_events::comm_of(pid_t pid) {
   auto c = read_text_file(fmt::format("/proc/{}/comm", pid));
   if (c && !c->empty() && c->back() == '\n') c->pop_back();
   return c;
 }
+
+namespace {
 
 // Asks the kernel to start (or stop) sending process events to this socket.
 bool subscribe(int fd, bool on) {

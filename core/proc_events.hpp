@@ -30,6 +30,9 @@ class proc_events {
     std::string comm;   // the process's name (its last exec's, read while it ran)
   };
 
+  // A process's name now (/proc/PID/comm), nullopt when it is gone.
+  static std::optional<std::string> comm_of(pid_t pid);
+
   // Subscribed and reading on a thread of its own; null when this host cannot give the events
   // (not root, another network namespace, a kernel without them), the reason in *why.
   static std::unique_ptr<proc_events> open(std::string* why);

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "core/journal.hpp"
-#include "core/proc.hpp"
 #include "core/process.hpp"
 
 namespace rig {
@@ -17,12 +16,7 @@ std::string process_line(pid_t pid, unsigned long long start) {
 }
 
 // Its name now (an exec since its fork renames it), else the one the events gave.
-std::string name_now(pid_t pid, const std::string& known) {
-  auto c = read_text_file(fmt::format("/proc/{}/comm", pid));
-  if (!c || c->empty()) return known;
-  if (c->back() == '\n') c->pop_back();
-  return *c;
-}
+std::string name_now(pid_t pid, const std::string& known) { return proc_events::comm_of(pid).value_or(known); }
 
 }  // namespace
 

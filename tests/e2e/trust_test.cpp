@@ -88,6 +88,23 @@ int as_user(uid_t uid, F fn) {
 
 constexpr uid_t other_user = 54321;
 
+// A built-in target under a tcp workload at 100/s, one phase.
+void write_builtin_scenario(const std::string& path, const std::string& name, const std::string& phase,
+                            const std::string& duration) {
+  std::ofstream(path) << fmt::format(R"(name = "{}"
+[target]
+kind = "builtin"
+[workloads.rr]
+kind = "tcp"
+connections = 1
+rate = "100/s"
+[[phases]]
+name = "{}"
+duration = "{}"
+)",
+                                     name, phase, duration);
+}
+
 }  // namespace
 
 TEST_CASE("trust: a command target that daemonizes is refused, naming its foreground flag, and its daemon is gone") {
@@ -432,17 +449,7 @@ TEST_CASE("trust: every writer refuses a link another user planted in a shared s
     REQUIRE(as_user(other_user, [&] { return ::symlink(victim.c_str(), at.c_str()) == 0 ? 0 : 1; }) == 0);
     return at;
   };
-  std::ofstream(tmp.path + "/s.toml") << R"(name = "files"
-[target]
-kind = "builtin"
-[workloads.rr]
-kind = "tcp"
-connections = 1
-rate = "100/s"
-[[phases]]
-name = "only"
-duration = "1s"
-)";
+  write_builtin_scenario(tmp.path + "/s.toml", "files", "only", "1s");
   const std::string runs = tmp.path + "/runs";
   const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", runs}, tmp.path);
   REQUIRE(run.code == 0);
@@ -547,17 +554,7 @@ duration = "1s"
 
 TEST_CASE("trust: control characters in a report's names reach no terminal raw: they are shown escaped") {
   temp_dir tmp;
-  std::ofstream(tmp.path + "/s.toml") << R"(name = "names"
-[target]
-kind = "builtin"
-[workloads.rr]
-kind = "tcp"
-connections = 1
-rate = "100/s"
-[[phases]]
-name = "only"
-duration = "1s"
-)";
+  write_builtin_scenario(tmp.path + "/s.toml", "names", "only", "1s");
   const auto run = run_rig({"run", tmp.path + "/s.toml", "--out", tmp.path + "/runs"}, tmp.path);
   REQUIRE(run.code == 0);
   // A report edited by someone else: an escape sequence (clear the screen, a title) in its names.
@@ -587,17 +584,7 @@ duration = "1s"
 
 TEST_CASE("trust: SIGTERM then SIGINT exits 143 every time, before the phases and in one") {
   temp_dir tmp;
-  std::ofstream(tmp.path + "/s.toml") << R"(name = "signals"
-[target]
-kind = "builtin"
-[workloads.rr]
-kind = "tcp"
-connections = 1
-rate = "100/s"
-[[phases]]
-name = "baseline"
-duration = "30s"
-)";
+  write_builtin_scenario(tmp.path + "/s.toml", "signals", "baseline", "30s");
   // Both pending when rig looks (sent as it starts): the kernel hands SIGINT first, the lower
   // number; it exited 130 then. In a phase: SIGTERM is taken at once, SIGINT waits behind it.
   for (const char* when : {"rig ", "rig ", "rig ", "▶ baseline"}) {
